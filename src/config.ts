@@ -1,0 +1,225 @@
+import { z } from "zod";
+
+/**
+ * All configuration comes from here: one pass over the environment, validated by zod.
+ * An empty string counts as unset (a `.env` line like `SLACK_BOT_TOKEN=` means "not given"),
+ * as t3-env does. A bad value stops start-up with one line naming the variable.
+ */
+
+export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+export type StoreKind = "sqlite" | "redis" | "postgres" | "memory";
+
+export interface Config {
+  /** "slack" serves a real workspace; "playground" runs the emulated workspace and sandbox. */
+  readonly mode: "slack" | "playground";
+  readonly port: number;
+  /** No trailing slash. Webhook URLs are built from it. */
+  readonly publicUrl: string;
+  readonly slack: {
+    /** undefined only in playground mode, where one is generated at start. */
+    readonly signingSecret: string | undefined;
+    readonly botToken: string | undefined;
+    readonly oauth: { clientId: string; clientSecret: string; stateSecret: string } | undefined;
+    /** Web API base with a trailing slash, as @slack/web-api expects; undefined = Slack's own. */
+    readonly apiUrl: string | undefined;
+  };
+  readonly store: { readonly url: string; readonly kind: StoreKind };
+  /** 32 bytes; undefined only in playground mode, where one is generated into data/. */
+  readonly encryptionKey: Buffer | undefined;
+  readonly upstream: {
+    /** undefined = the embedded sandbox. No trailing slash. */
+    readonly relayBaseUrl: string | undefined;
+    readonly eventsBaseUrl: string | undefined;
+  };
+  readonly logLevel: LogLevel;
+}
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+  constructor(
+    readonly variable: string,
+    readonly problem: string,
+  ) {
+    super(`${variable} ${problem}`);
+  }
+}
+
+const unsetIfEmpty = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
+const optionalString = z.preprocess(unsetIfEmpty, z.string().optional());
+
+function httpUrl(variable: string, value: string): string {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    throw new ConfigError(variable, `must be an absolute http(s) URL (got "${value}")`);
+  }
+  if (u.protocol !== "http:" && u.protocol !== "https:") {
+    throw new ConfigError(variable, `must start with http:// or https:// (got "${u.protocol}")`);
+  }
+  if (u.search || u.hash) {
+    throw new ConfigError(variable, "must not carry a query string or fragment");
+  }
+  return value.replace(/\/+$/, "");
+}
+
+function storeKind(value: string): StoreKind {
+  const scheme = value.split(":", 1)[0]?.toLowerCase();
+  switch (scheme) {
+    case "sqlite":
+      if (!/^sqlite:\/\/.+/.test(value)) {
+        throw new ConfigError(
+          "STORE_URL",
+          "must name a file, as sqlite://PATH (for example sqlite://data/onair.sqlite)",
+        );
+      }
+      if (/^sqlite:\/\/:memory:/.test(value)) {
+        throw new ConfigError(
+          "STORE_URL",
+          "must name a file; an in-memory SQLite loses data on restart (use memory:// for tests)",
+        );
+      }
+      return "sqlite";
+    case "redis":
+    case "rediss":
+      return "redis";
+    case "postgres":
+    case "postgresql":
+      return "postgres";
+    case "memory":
+      return "memory";
+    default:
+      throw new ConfigError(
+        "STORE_URL",
+        `must start with sqlite://, redis://, rediss://, postgresql:// or memory:// (got "${scheme ?? ""}:")`,
+      );
+  }
+}
+
+const rawSchema = z.object({
+  PORT: optionalString,
+  PUBLIC_URL: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString,
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_API_URL: optionalString,
+  STORE_URL: optionalString,
+  ONAIR_ENCRYPTION_KEY: optionalString,
+  RELAY_BASE_URL: optionalString,
+  EVENTS_BASE_URL: optionalString,
+  LOG_LEVEL: optionalString,
+});
+
+/** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const raw = rawSchema.parse(env);
+
+  let port = 3000;
+  if (raw.PORT !== undefined) {
+    if (!/^\d{1,5}$/.test(raw.PORT.trim()) || Number(raw.PORT) > 65535) {
+      throw new ConfigError("PORT", `must be a whole number from 0 to 65535 (got "${raw.PORT}")`);
+    }
+    port = Number(raw.PORT);
+  }
+
+  const publicUrl =
+    raw.PUBLIC_URL !== undefined
+      ? httpUrl("PUBLIC_URL", raw.PUBLIC_URL)
+      : `http://localhost:${port}`;
+
+  const oauthVars = [raw.SLACK_CLIENT_ID, raw.SLACK_CLIENT_SECRET, raw.SLACK_STATE_SECRET];
+  const oauthGiven = oauthVars.filter((v) => v !== undefined).length;
+  if (oauthGiven > 0 && oauthGiven < 3) {
+    const missing = (
+      ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET"] as const
+    ).find((_, i) => oauthVars[i] === undefined)!;
+    throw new ConfigError(
+      missing,
+      "is required when any of SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET is set",
+    );
+  }
+  const oauth =
+    oauthGiven === 3
+      ? {
+          clientId: raw.SLACK_CLIENT_ID!,
+          clientSecret: raw.SLACK_CLIENT_SECRET!,
+          stateSecret: raw.SLACK_STATE_SECRET!,
+        }
+      : undefined;
+  if (raw.SLACK_BOT_TOKEN !== undefined && !/^xox[bp]-/.test(raw.SLACK_BOT_TOKEN)) {
+    throw new ConfigError("SLACK_BOT_TOKEN", "must be a bot token starting with xoxb-");
+  }
+  if (raw.SLACK_BOT_TOKEN !== undefined && oauth) {
+    throw new ConfigError(
+      "SLACK_BOT_TOKEN",
+      "must not be set together with SLACK_CLIENT_ID (choose one workspace or OAuth)",
+    );
+  }
+  const mode: Config["mode"] = raw.SLACK_BOT_TOKEN !== undefined || oauth ? "slack" : "playground";
+
+  if (mode === "slack" && raw.SLACK_SIGNING_SECRET === undefined) {
+    throw new ConfigError(
+      "SLACK_SIGNING_SECRET",
+      "is required with Slack credentials (find it under Basic Information in your app's settings)",
+    );
+  }
+  if (raw.SLACK_SIGNING_SECRET !== undefined && raw.SLACK_SIGNING_SECRET.length < 8) {
+    throw new ConfigError("SLACK_SIGNING_SECRET", "is too short to be a Slack signing secret");
+  }
+
+  const apiUrl =
+    raw.SLACK_API_URL !== undefined ? `${httpUrl("SLACK_API_URL", raw.SLACK_API_URL)}/` : undefined;
+
+  const storeUrl = raw.STORE_URL ?? "sqlite://data/onair.sqlite";
+  const kind = storeKind(storeUrl);
+
+  let encryptionKey: Buffer | undefined;
+  if (raw.ONAIR_ENCRYPTION_KEY !== undefined) {
+    const text = raw.ONAIR_ENCRYPTION_KEY.trim();
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || Buffer.from(text, "base64").length !== 32) {
+      throw new ConfigError(
+        "ONAIR_ENCRYPTION_KEY",
+        "must be 32 bytes in base64 (make one with: openssl rand -base64 32)",
+      );
+    }
+    encryptionKey = Buffer.from(text, "base64");
+  } else if (mode === "slack") {
+    throw new ConfigError(
+      "ONAIR_ENCRYPTION_KEY",
+      "is required with Slack credentials (make one with: openssl rand -base64 32)",
+    );
+  }
+
+  const relayBaseUrl =
+    raw.RELAY_BASE_URL !== undefined ? httpUrl("RELAY_BASE_URL", raw.RELAY_BASE_URL) : undefined;
+  const eventsBaseUrl =
+    raw.EVENTS_BASE_URL !== undefined ? httpUrl("EVENTS_BASE_URL", raw.EVENTS_BASE_URL) : undefined;
+
+  const level = (raw.LOG_LEVEL ?? "info").toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new ConfigError(
+      "LOG_LEVEL",
+      `must be one of ${LOG_LEVELS.join(", ")} (got "${raw.LOG_LEVEL}")`,
+    );
+  }
+
+  return {
+    mode,
+    port,
+    publicUrl,
+    slack: {
+      signingSecret: raw.SLACK_SIGNING_SECRET,
+      botToken: raw.SLACK_BOT_TOKEN,
+      oauth,
+      apiUrl,
+    },
+    store: { url: storeUrl, kind },
+    encryptionKey,
+    upstream: { relayBaseUrl, eventsBaseUrl },
+    logLevel: level as LogLevel,
+  };
+}

@@ -1,0 +1,99 @@
+import { type DestinationStream, type Logger, pino, stdSerializers } from "pino";
+import type { LogLevel } from "./config.ts";
+
+export type { Logger };
+
+/**
+ * Field names whose values are secrets wherever they appear in a log object. pino's redaction
+ * replaces them before serialisation; `scrub` below catches secrets embedded in strings.
+ */
+const SECRET_PATHS = [
+  "token",
+  "accessToken",
+  "access_token",
+  "botToken",
+  "userToken",
+  "refreshToken",
+  "password",
+  "secret",
+  "clientSecret",
+  "client_secret",
+  "signingSecret",
+  "appSecret",
+  "authorization",
+  "meetingaccesstoken",
+  "accesstoken",
+  "code",
+];
+
+const redactPaths = [
+  ...SECRET_PATHS,
+  ...SECRET_PATHS.map((p) => `*.${p}`),
+  ...SECRET_PATHS.map((p) => `*.*.${p}`),
+  'headers["authorization"]',
+  'headers["x-access-token"]',
+  'headers["x-onair-secret"]',
+  'req.headers["authorization"]',
+  'req.headers["x-slack-signature"]',
+];
+
+/**
+ * Known secret shapes inside free text: Slack tokens, Bearer/Basic credentials, and
+ * accesstoken-style query values. Used on error messages and anything that echoes a request.
+ */
+const SECRET_PATTERNS: readonly RegExp[] = [
+  /xox[abposer]-[A-Za-z0-9-]+/g,
+  /xapp-[A-Za-z0-9-]+/g,
+  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
+  /\b((?:meeting)?accesstoken|access_token|client_secret|password|token)=([^&\s"']+)/gi,
+];
+
+export const REDACTED = "[redacted]";
+
+/** Replaces secret-shaped substrings in free text. */
+export function scrub(text: string): string {
+  let out = text;
+  for (const re of SECRET_PATTERNS) {
+    out = out.replace(re, (match, a: string | undefined) => {
+      if (/^(Bearer|Basic)$/i.test(a ?? "")) return `${a} ${REDACTED}`;
+      const eq = match.indexOf("=");
+      return eq > 0 ? `${match.slice(0, eq + 1)}${REDACTED}` : REDACTED;
+    });
+  }
+  return out;
+}
+
+export interface LoggerOptions {
+  level: LogLevel;
+  /** Where lines go; tests pass a stream to capture and scan them. Default: stdout. */
+  destination?: DestinationStream;
+}
+
+export function createLogger({ level, destination }: LoggerOptions): Logger {
+  return pino(
+    {
+      level,
+      base: { app: "onair" },
+      redact: { paths: redactPaths, censor: REDACTED },
+      formatters: { level: (label) => ({ level: label }) },
+      hooks: {
+        // Strings in log calls (messages and interpolated values) pass through scrub.
+        logMethod(args, method) {
+          method.apply(
+            this,
+            args.map((a) => (typeof a === "string" ? scrub(a) : a)) as Parameters<typeof method>,
+          );
+        },
+      },
+      serializers: {
+        err: (err: unknown) => {
+          const s = stdSerializers.err(err as Error);
+          if (typeof s.message === "string") s.message = scrub(s.message);
+          if (typeof s.stack === "string") s.stack = scrub(s.stack);
+          return s;
+        },
+      },
+    },
+    destination,
+  );
+}

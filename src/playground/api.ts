@@ -1,0 +1,504 @@
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { z } from "zod";
+import type { OnAirApp } from "../app.ts";
+import { sendJson } from "../http/server.ts";
+import { COMMAND, SUBCOMMANDS } from "../slack/ids.ts";
+import type { EventRecord } from "../store/records.ts";
+import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
+import { DriverError } from "./driver.ts";
+import { SlackApiError } from "./emulator/errors.ts";
+import type { SlackEmulator } from "./emulator/server.ts";
+import type { Channel, Json, Workspace } from "./emulator/workspace.ts";
+
+/**
+ * The playground page and its JSON API under /playground: what the acting user sees of the
+ * emulated workspace, and the things they do (commands, buttons, modal submissions) sent to
+ * the app through the emulator's driver, signed as Slack signs them. The live-event panel
+ * proxies the sandbox's control API.
+ */
+
+export interface PlaygroundPageDeps {
+  readonly emulator: SlackEmulator;
+  /** Late-bound: the page is mounted before the app has finished starting. */
+  readonly app: () => OnAirApp | undefined;
+  /** Called after anything the page did that changes the workspace (persistence). */
+  readonly onChange?: () => void;
+  /** Shown on the page: whether the workspace survives a restart, and where it lives. */
+  readonly persistence: { readonly file: string } | undefined;
+}
+
+export type MountedHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+) => boolean | Promise<boolean>;
+
+const PAGE_DIR = new URL("./page/", import.meta.url);
+const STATIC = /^[a-z][a-z0-9-]*\.(js|css|svg)$/;
+const TYPES: Record<string, string> = {
+  js: "text/javascript; charset=utf-8",
+  css: "text/css; charset=utf-8",
+  svg: "image/svg+xml",
+  html: "text/html; charset=utf-8",
+};
+const BODY_LIMIT = 64 * 1024;
+
+class BadRequest extends Error {
+  constructor(
+    message: string,
+    readonly status = 400,
+  ) {
+    super(message);
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw new BadRequest(`the body is over ${BODY_LIMIT} bytes`, 413);
+    chunks.push(chunk as Buffer);
+  }
+  const text = Buffer.concat(chunks).toString("utf8");
+  if (text.trim() === "") return {};
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new BadRequest("the body is not valid JSON");
+  }
+}
+
+function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
+  const r = schema.safeParse(input);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
+    throw new BadRequest(`${where}${issue?.message ?? "invalid input"}`);
+  }
+  return r.data;
+}
+
+const id = z.string().regex(/^[A-Z0-9]{2,20}$/, "must be a Slack id");
+const ts = z.string().regex(/^\d{1,12}\.\d{1,6}$/, "must be a Slack ts");
+const stateEntry = z.record(z.string(), z.record(z.string(), z.looseObject({ type: z.string() })));
+
+const CommandBody = z.strictObject({
+  user: id,
+  channel: id,
+  text: z.string().max(4000),
+});
+const MessageBody = z.strictObject({
+  user: id,
+  channel: id,
+  text: z.string().min(1).max(4000),
+  thread_ts: ts.optional(),
+});
+const ActionBody = z.strictObject({
+  user: id,
+  action_id: z.string().min(1).max(255),
+  block_id: z.string().min(1).max(255).optional(),
+  channel: id.optional(),
+  message_ts: ts.optional(),
+  ephemeral: z.boolean().optional(),
+  view_id: id.optional(),
+  /** The element's new state ({type, value|selected_*}), or a button's value. */
+  state: z.looseObject({ type: z.string() }).optional(),
+  /** The whole modal's current inputs, so the payload's view.state is what the user sees. */
+  values: stateEntry.optional(),
+});
+const SubmitBody = z.strictObject({ user: id, view_id: id, values: stateEntry });
+const CloseBody = z.strictObject({ user: id, view_id: id });
+const HomeBody = z.strictObject({ user: id });
+const StateControl = z.strictObject({
+  eventId: z.string().min(1).max(200),
+  state: z.enum(["NOT_STARTED", "PREP_EVENT", "IN_EVENT"]),
+  newInstance: z.boolean().optional(),
+});
+const AttendeesControl = z
+  .strictObject({
+    eventId: z.string().min(1).max(200),
+    join: z.array(z.string().min(1).max(100)).max(100).optional(),
+    count: z.number().int().min(0).max(20_000).optional(),
+    leave: z.number().int().min(0).max(20_000).optional(),
+  })
+  .refine((b) => (b.join?.length ?? 0) + (b.count ?? 0) + (b.leave ?? 0) > 0, {
+    message: "say who joins or how many leave",
+  });
+const FaultControl = z.strictObject({
+  service: z.enum(["relay", "events"]),
+  error: z.string().min(1).max(100).optional(),
+  status: z.number().int().min(400).max(599).optional(),
+  delayMs: z.number().int().min(0).max(30_000).optional(),
+  times: z.number().int().min(1).max(100).optional(),
+});
+
+function visibleChannels(ws: Workspace, user: string): Channel[] {
+  return [...ws.channels.values()].filter((c) =>
+    c.is_im ? c.user === user : !c.is_private || c.members.has(user),
+  );
+}
+
+function stateFor(ws: Workspace, user: string): Json {
+  const channels = visibleChannels(ws, user);
+  const ids = new Set(channels.map((c) => c.id));
+  const home = ws.homeView(user);
+  return {
+    me: user,
+    team: ws.team,
+    botUserId: ws.app.botUserId,
+    appName: "On Air",
+    users: [...ws.users.values()].map((u) => ({
+      id: u.id,
+      name: u.name,
+      real_name: u.real_name,
+      tz: u.tz,
+      title: u.title,
+      is_admin: u.is_admin,
+      is_bot: u.is_bot,
+    })),
+    channels: channels.map((c) => ({
+      id: c.id,
+      name: c.name,
+      is_im: c.is_im,
+      is_private: c.is_private,
+      user: c.user,
+      topic: c.topic,
+      member: c.members.has(user),
+      messages: c.messages.map((m) => ws.messageJson(m)),
+    })),
+    ephemerals: ws.ephemeralsFor({ user }).filter((e) => ids.has(e.channel)),
+    scheduled: [...ws.scheduled.values()].filter((s) => ids.has(s.channel)),
+    modals: ws.stack(user).map((r) => ({ ...ws.viewJson(r), errors: r.errors ?? null })),
+    home: home ? ws.viewJson(home) : null,
+  };
+}
+
+interface InstanceView {
+  instanceId: string;
+  state: string;
+  present: number;
+  peak: number;
+  unique: number;
+}
+
+function latestInstance(instances: EventRecord["instances"]): InstanceView | undefined {
+  const list = Object.entries(instances);
+  list.sort((a, b) => (b[1].updatedAt ?? 0) - (a[1].updatedAt ?? 0));
+  const top = list[0];
+  if (!top) return undefined;
+  const [instanceId, i] = top;
+  return { instanceId, state: i.state, present: i.present, peak: i.peak, unique: i.unique };
+}
+
+export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
+  const { emulator } = deps;
+  const ws = emulator.workspace;
+  const changed = () => deps.onChange?.();
+  /** endpointGuids present per event, newest last, so "N leave" picks real attendees. */
+  const present = new Map<string, string[]>();
+
+  const app = (): OnAirApp => {
+    const a = deps.app();
+    if (!a) throw new BadRequest("the app is still starting; try again in a second", 503);
+    return a;
+  };
+
+  const user = (u: string) => {
+    const found = ws.user(u);
+    if (!found || found.is_bot) throw new BadRequest(`no person ${u} in the workspace`, 404);
+    return found;
+  };
+
+  async function control(path: string, method: string, body?: unknown) {
+    const res = await fetch(`${app().origin}/_sandbox/control/${path}`, {
+      method,
+      headers: { "content-type": "application/json" },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await res.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // keep the text: it says what went wrong
+    }
+    if (!res.ok) {
+      const reason =
+        typeof json === "object" && json !== null && "error" in json
+          ? String((json as { error: unknown }).error)
+          : `the sandbox answered HTTP ${res.status}`;
+      throw new BadRequest(reason, res.status >= 500 ? 502 : res.status);
+    }
+    return json as Json;
+  }
+
+  async function api(req: IncomingMessage, res: ServerResponse, route: string, url: URL) {
+    const method = req.method ?? "GET";
+    const post = async <T extends z.ZodType>(schema: T) => {
+      if (method !== "POST") throw new BadRequest("use POST", 405);
+      return parse(schema, await readJson(req));
+    };
+
+    switch (route) {
+      case "state": {
+        const who = user(url.searchParams.get("user") ?? "").id;
+        const body = { ...stateFor(ws, who), events: await listEvents() };
+        const text = JSON.stringify(body);
+        const etag = `"${createHash("sha1").update(text).digest("base64url")}"`;
+        if (req.headers["if-none-match"] === etag) {
+          res.writeHead(304, { etag }).end();
+          return;
+        }
+        res.writeHead(200, {
+          "content-type": "application/json; charset=utf-8",
+          "cache-control": "no-store",
+          etag,
+        });
+        res.end(text);
+        return;
+      }
+      case "meta": {
+        sendJson(res, 200, {
+          relayErrors: RELAY_ERROR_NAMES,
+          commands: SUBCOMMANDS.map((sub) => `${COMMAND} ${sub}`),
+          persistence: deps.persistence ? { file: deps.persistence.file } : null,
+          sandboxed: app().sandbox !== undefined,
+        });
+        return;
+      }
+      case "command": {
+        const b = await post(CommandBody);
+        user(b.user);
+        const m = /^\s*(\/[a-z0-9_-]+)\s*(.*)$/is.exec(b.text);
+        if (!m?.[1]) throw new BadRequest("a command starts with a slash, as /onair help");
+        const r = await emulator.driver.slashCommand({
+          user: b.user,
+          channel: b.channel,
+          command: m[1].toLowerCase(),
+          text: (m[2] ?? "").trim(),
+        });
+        changed();
+        sendJson(res, 200, { status: r.status });
+        return;
+      }
+      case "message": {
+        const b = await post(MessageBody);
+        user(b.user);
+        const ch = ws.visibleChannel(b.channel, b.user);
+        if (!ch.members.has(b.user)) throw new BadRequest("join the channel to post in it", 403);
+        const msg = ws.postMessage(ch, b.user, { text: b.text, thread_ts: b.thread_ts });
+        changed();
+        sendJson(res, 200, { ts: msg.ts });
+        return;
+      }
+      case "action": {
+        const b = await post(ActionBody);
+        user(b.user);
+        if (b.view_id !== undefined && b.values) {
+          const rec = ws.views.get(b.view_id);
+          if (!rec || rec.closed || rec.user !== b.user) {
+            throw new BadRequest("that view is no longer open", 409);
+          }
+          rec.view.state.values = { ...rec.view.state.values, ...b.values };
+        }
+        const s = b.state as Json | undefined;
+        const r = await emulator.driver.blockAction({
+          user: b.user,
+          action_id: b.action_id,
+          ...(b.block_id !== undefined && { block_id: b.block_id }),
+          ...(b.channel !== undefined && { channel: b.channel }),
+          ...(b.message_ts !== undefined && { message_ts: b.message_ts }),
+          ...(b.ephemeral !== undefined && { ephemeral: b.ephemeral }),
+          ...(b.view_id !== undefined && { view_id: b.view_id }),
+          // A full state entry passes through the driver as is; a button's value is a string.
+          ...(s !== undefined &&
+            (s.type === "button" ? { value: s.value } : { value: s as unknown as string })),
+        });
+        changed();
+        sendJson(res, 200, { status: r.status });
+        return;
+      }
+      case "submit": {
+        const b = await post(SubmitBody);
+        user(b.user);
+        const rec = ws.views.get(b.view_id);
+        if (!rec || rec.closed || rec.user !== b.user) {
+          throw new BadRequest("that view is no longer open", 409);
+        }
+        rec.view.state.values = { ...rec.view.state.values, ...b.values };
+        const r = await emulator.driver.viewSubmission({ user: b.user, view_id: b.view_id });
+        changed();
+        sendJson(res, 200, { status: r.status, outcome: r.outcome });
+        return;
+      }
+      case "close": {
+        const b = await post(CloseBody);
+        user(b.user);
+        const r = await emulator.driver.viewClosed({ user: b.user, view_id: b.view_id });
+        changed();
+        sendJson(res, 200, { notified: r !== null });
+        return;
+      }
+      case "home": {
+        const b = await post(HomeBody);
+        user(b.user);
+        const r = await emulator.driver.event({ type: "app_home_opened", user: b.user });
+        changed();
+        sendJson(res, 200, { status: r.status });
+        return;
+      }
+      case "calls": {
+        // What the app asked of Slack, for someone changing a modal or a card: method and
+        // outcome only. Arguments and answers stay out (an ephemeral may carry a token meant
+        // for one person, and anyone at this page can act as anyone).
+        const since = Number(url.searchParams.get("since") ?? 0);
+        const calls = emulator.calls
+          .filter((c) => c.seq > (Number.isFinite(since) ? since : 0))
+          .slice(-100)
+          .map((c) => {
+            const meta = (c.response as Json | undefined)?.response_metadata as Json | undefined;
+            const messages = Array.isArray(meta?.messages) ? meta.messages.map(String) : undefined;
+            return {
+              seq: c.seq,
+              method: c.method,
+              ok: c.ok,
+              status: c.status,
+              time: c.time,
+              ...(c.error !== undefined && { error: c.error }),
+              ...(typeof c.args.channel === "string" && { channel: c.args.channel }),
+              ...(!c.ok && messages && { messages: messages.slice(0, 10) }),
+            };
+          });
+        sendJson(res, 200, { calls });
+        return;
+      }
+      case "events": {
+        sendJson(res, 200, { events: await listEvents() });
+        return;
+      }
+      case "control/state": {
+        const b = await post(StateControl);
+        const out = await control(`events/${encodeURIComponent(b.eventId)}/state`, "POST", {
+          state: b.state,
+          ...(b.newInstance && { instanceId: `pg-${Date.now().toString(36)}` }),
+        });
+        if (b.newInstance) present.delete(b.eventId);
+        sendJson(res, 200, out);
+        return;
+      }
+      case "control/attendees": {
+        const b = await post(AttendeesControl);
+        const here = present.get(b.eventId) ?? [];
+        const leave = b.leave ? here.slice(Math.max(0, here.length - b.leave)) : [];
+        const out = await control(`events/${encodeURIComponent(b.eventId)}/attendees`, "POST", {
+          ...(b.join && { join: b.join.map((name) => ({ name })) }),
+          ...(b.count && { count: b.count }),
+          ...(leave.length > 0 && { leave }),
+        });
+        const joined = Array.isArray(out.joined) ? (out.joined as Json[]) : [];
+        const gone = new Set(leave);
+        present.set(b.eventId, [
+          ...here.filter((g) => !gone.has(g)),
+          ...joined.map((j) => String(j.endpointGuid)),
+        ]);
+        // The burst's attendee list is long and the page needs only the counts.
+        sendJson(res, 200, {
+          joined: joined.length,
+          left: leave.length,
+          delivered: out.delivered,
+          failed: out.failed,
+          activeAttendeeCount: out.activeAttendeeCount,
+        });
+        return;
+      }
+      case "control/faults": {
+        if (method === "DELETE") {
+          sendJson(res, 200, await control("faults", "DELETE"));
+          return;
+        }
+        const b = await post(FaultControl);
+        sendJson(res, 200, await control("faults", "POST", b));
+        return;
+      }
+      default:
+        throw new BadRequest(`no API route ${route}`, 404);
+    }
+  }
+
+  async function listEvents(): Promise<Json[]> {
+    const a = deps.app();
+    if (!a) return [];
+    const records = await a.store.events.list(ws.team.id);
+    return records
+      .sort((x, y) => y.createdAt - x.createdAt)
+      .map((r) => {
+        const inst = latestInstance(r.instances);
+        return {
+          eventId: r.eventId,
+          title: r.title ?? r.eventId,
+          organizer: r.organizer,
+          cancelled: r.cancelled === true,
+          channels: Object.keys(r.cards),
+          state: inst?.state ?? "NOT_STARTED",
+          instanceId: inst?.instanceId ?? null,
+          present: inst?.present ?? 0,
+          peak: inst?.peak ?? 0,
+          unique: inst?.unique ?? 0,
+        };
+      });
+  }
+
+  async function staticFile(res: ServerResponse, name: string) {
+    const ext = name.slice(name.lastIndexOf(".") + 1);
+    let body: Buffer;
+    try {
+      body = await readFile(new URL(name, PAGE_DIR));
+    } catch {
+      sendJson(res, 404, { error: "not found" });
+      return;
+    }
+    res.writeHead(200, {
+      "content-type": TYPES[ext] ?? "application/octet-stream",
+      "content-length": body.length,
+      "cache-control": "no-cache",
+      "x-content-type-options": "nosniff",
+    });
+    res.end(body);
+  }
+
+  return async (req, res, url) => {
+    const path = url.pathname;
+    if (path !== "/playground" && !path.startsWith("/playground/")) return false;
+    try {
+      if (path === "/playground" || path === "/playground/") {
+        if (req.method !== "GET" && req.method !== "HEAD") throw new BadRequest("use GET", 405);
+        await staticFile(res, "index.html");
+        return true;
+      }
+      if (path.startsWith("/playground/static/")) {
+        const name = path.slice("/playground/static/".length);
+        if (!STATIC.test(name)) throw new BadRequest("no such file", 404);
+        await staticFile(res, name);
+        return true;
+      }
+      if (path.startsWith("/playground/api/")) {
+        await api(req, res, path.slice("/playground/api/".length), url);
+        return true;
+      }
+      throw new BadRequest("not found", 404);
+    } catch (err) {
+      if (err instanceof BadRequest) {
+        sendJson(res, err.status, { error: err.message });
+      } else if (err instanceof DriverError || err instanceof SlackApiError) {
+        sendJson(res, 400, { error: err.message });
+      } else {
+        throw err;
+      }
+      return true;
+    }
+  };
+}

@@ -1,0 +1,130 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { DestinationStream } from "pino";
+import { type OnAirApp, type StartAppOptions, startApp } from "../app.ts";
+import type { Config } from "../config.ts";
+import { createPlaygroundPage } from "./api.ts";
+import { type SlackEmulator, startSlackEmulator } from "./emulator/server.ts";
+import { createWorkspaceSaver, loadWorkspaceFile, type WorkspaceSaver } from "./persist.ts";
+
+/**
+ * Playground mode: the real app, the embedded sandbox, an emulated Slack workspace on an
+ * internal loopback port, and the page at /playground. The app talks to the emulator exactly
+ * as to Slack (signed requests, Web API over HTTP); nothing in the app knows it is a playground
+ * beyond the generated credentials.
+ */
+
+export interface PlaygroundOptions {
+  /** A playground-mode config (no Slack credentials); its Slack fields are filled in here. */
+  readonly config: Config;
+  /** Encryption key and the saved workspace live here. Default "data". */
+  readonly dataDir?: string;
+  readonly logDestination?: DestinationStream;
+  readonly host?: string;
+  readonly retryPolicy?: StartAppOptions["retryPolicy"];
+  /** Keep the emulated workspace in dataDir/playground-workspace.json. Default true. */
+  readonly persistWorkspace?: boolean;
+  /** How often due scheduled messages (reminders) are posted. Default 5 s. */
+  readonly releaseScheduledEveryMs?: number;
+  /**
+   * Slack's posting pace per channel (chat.postMessage / chat.update answer 429 with
+   * Retry-After beyond it), so the playground shows the app pacing itself. Default about one a
+   * second with short bursts, as Slack documents; null turns it off.
+   */
+  readonly slackPace?: { perChannelPerSec: number; burst: number } | null;
+}
+
+export interface Playground {
+  readonly app: OnAirApp;
+  readonly emulator: SlackEmulator;
+  /** The page, on the address the app listens on. */
+  readonly url: string;
+  /** The secrets this run generated (none may appear in logs or messages). */
+  readonly secrets: readonly string[];
+  close(): Promise<void>;
+}
+
+export const WORKSPACE_FILE = "playground-workspace.json";
+
+export async function startPlayground(options: PlaygroundOptions): Promise<Playground> {
+  const dataDir = options.dataDir ?? "data";
+  const signingSecret = randomBytes(32).toString("hex");
+  const emulator = await startSlackEmulator({ signingSecret, host: "127.0.0.1" });
+  const ws = emulator.workspace;
+  const pace =
+    options.slackPace === undefined ? { perChannelPerSec: 1, burst: 5 } : options.slackPace;
+  if (pace) emulator.setRateLimit(pace);
+
+  const file = join(dataDir, WORKSPACE_FILE);
+  const persist = options.persistWorkspace !== false;
+  let saver: WorkspaceSaver | undefined;
+  let loaded: ReturnType<typeof loadWorkspaceFile> = "none";
+  if (persist) {
+    loaded = loadWorkspaceFile(ws, file);
+    saver = createWorkspaceSaver(ws, file);
+  }
+  // Every Web API call the app makes may change the workspace; saving is debounced.
+  const offCall = emulator.onCall(() => saver?.touch());
+
+  let app: OnAirApp | undefined;
+  const page = createPlaygroundPage({
+    emulator,
+    app: () => app,
+    onChange: () => saver?.touch(),
+    persistence: persist ? { file } : undefined,
+  });
+
+  const config: Config = {
+    ...options.config,
+    mode: "playground",
+    slack: {
+      ...options.config.slack,
+      signingSecret,
+      botToken: emulator.botToken,
+      oauth: undefined,
+      apiUrl: emulator.apiUrl,
+    },
+  };
+  try {
+    app = await startApp({
+      config,
+      dataDir,
+      playground: page,
+      ...(options.logDestination ? { logDestination: options.logDestination } : {}),
+      // The page acts as any seeded user without signing in: keep it to this machine.
+      host: options.host ?? "127.0.0.1",
+      ...(options.retryPolicy ? { retryPolicy: options.retryPolicy } : {}),
+    });
+  } catch (err) {
+    offCall();
+    saver?.stop();
+    await emulator.close();
+    throw err;
+  }
+  emulator.setAppUrl(app.origin);
+  if (loaded === "corrupt") {
+    app.logger.warn({ file }, "the saved playground workspace could not be read; starting fresh");
+  }
+
+  const releaser = setInterval(() => {
+    if (ws.releaseDue().length > 0) saver?.touch();
+  }, options.releaseScheduledEveryMs ?? 5_000);
+  releaser.unref();
+
+  const port = new URL(app.origin).port;
+  const started = app;
+  return {
+    app: started,
+    emulator,
+    url: `http://localhost:${port}/playground`,
+    secrets: [signingSecret, emulator.botToken, emulator.clientSecret],
+    async close() {
+      clearInterval(releaser);
+      await started.close();
+      offCall();
+      saver?.flush();
+      saver?.stop();
+      await emulator.close();
+    },
+  };
+}

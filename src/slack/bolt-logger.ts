@@ -1,0 +1,53 @@
+import { type Logger as BoltLogger, LogLevel } from "@slack/bolt";
+import { type Logger, REDACTED, scrub } from "../log.ts";
+
+/**
+ * Secrets Bolt and the Web API client print at debug level beyond what `scrub` knows: request
+ * bodies as JSON (`"client_secret":"…"`, the OAuth `code`, refresh tokens) and as forms.
+ */
+const BOLT_SECRETS: readonly RegExp[] = [
+  /("(?:client_secret|code|token|refresh_token|access_token|password|secret|signing_secret|state)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi,
+  /(\b(?:code|refresh_token|state|client_secret)=)[^&\s"']+/gi,
+];
+
+export function scrubBolt(text: string): string {
+  let out = scrub(text);
+  for (const re of BOLT_SECRETS) {
+    out = out.replace(re, (_m, head: string) =>
+      head.endsWith("=") ? `${head}${REDACTED}` : `${head}"${REDACTED}"`,
+    );
+  }
+  return out;
+}
+
+/**
+ * The Web API client's debug dumps of whole bodies. A response can echo what a person typed
+ * into a modal (views.update returns the view's state, secrets fields included), so no pattern
+ * is enough: the dump is left out and the line kept.
+ */
+const BODY_DUMP = /^(http request (?:body|result|headers):).*$/s;
+
+/** Bolt logs through our pino logger, so its lines get the same redaction as ours. */
+export function boltLogger(logger: Logger): BoltLogger {
+  const child = logger.child({ component: "bolt" });
+  let level: LogLevel = LogLevel.INFO;
+  const text = (msg: unknown[]) =>
+    scrubBolt(
+      msg
+        .map((m) =>
+          m instanceof Error ? m.message : typeof m === "string" ? m : JSON.stringify(m),
+        )
+        .join(" "),
+    );
+  return {
+    debug: (...msg) => child.debug(text(msg).replace(BODY_DUMP, "$1 [omitted]")),
+    info: (...msg) => child.info(text(msg)),
+    warn: (...msg) => child.warn(text(msg)),
+    error: (...msg) => child.error(text(msg)),
+    setLevel: (l) => {
+      level = l;
+    },
+    getLevel: () => level,
+    setName: () => {},
+  };
+}

@@ -1,0 +1,446 @@
+import type { Audience, Settings } from "../../store/index.ts";
+import { escapeMrkdwn, type KnownBlock, type ModalView, plain, truncate } from "../blocks/kit.ts";
+import {
+  SETTINGS_ACTIONS,
+  SETTINGS_BLOCKS,
+  SETTINGS_FIELDS,
+  SETTINGS_VIEW,
+  type SettingsField,
+  SHOW_EMAILS,
+} from "./ids.ts";
+
+/**
+ * The settings modal: pure builders and the parsing and checking of what an admin submitted.
+ * Secrets are write-only here: the view never carries them, only whether one is set.
+ */
+
+export interface UsergroupChoice {
+  id: string;
+  handle: string;
+  name: string;
+}
+
+export interface SettingsMeta {
+  /** Where the admin ran the command, for the ephemeral "saved" answer. */
+  channel?: string;
+}
+
+/** What the Check found, one line per service; "running" while it works. */
+export type CheckOutcome = "running" | { lines: string[] };
+
+export interface SettingsViewInput {
+  /** Effective settings (the sandbox's credentials filled in when sandboxed). */
+  settings: Settings;
+  usergroups: readonly UsergroupChoice[];
+  meta: SettingsMeta;
+  check?: CheckOutcome | undefined;
+  /** True when the credentials shown are the embedded sandbox's defaults. */
+  sandboxed?: boolean;
+}
+
+const KEEP = "set — leave empty to keep";
+const UNSET = "not set";
+/** Slack's static_select holds at most 100 options. */
+const MAX_OPTIONS = 100;
+
+function audienceValue(a: Audience): string {
+  return typeof a === "string" ? a : `group:${a.usergroup}`;
+}
+
+function audienceOptions(groups: readonly UsergroupChoice[], current: readonly Audience[]) {
+  const opts = [
+    { text: plain("Everyone", 75), value: "everyone" },
+    { text: plain("Workspace admins and owners", 75), value: "admins" },
+  ];
+  const seen = new Set<string>();
+  const add = (id: string, label: string) => {
+    if (seen.has(id) || opts.length >= MAX_OPTIONS) return;
+    seen.add(id);
+    opts.push({ text: plain(label, 75), value: `group:${id}` });
+  };
+  // The groups in use come first, so they stay selectable (and stay selected) even when the
+  // list is cut at Slack's limit or usergroups.list did not answer.
+  for (const a of current) {
+    if (typeof a !== "object") continue;
+    const g = groups.find((x) => x.id === a.usergroup);
+    add(a.usergroup, g ? `Members of @${g.handle}` : `Members of group ${a.usergroup}`);
+  }
+  for (const g of groups) add(g.id, `Members of @${g.handle}`);
+  return opts;
+}
+
+const UNITS: Array<[string, number]> = [
+  ["d", 86_400_000],
+  ["h", 3_600_000],
+  ["m", 60_000],
+];
+
+/** 14 days → "14d", 90 minutes → "90m": the shortest exact form. */
+export function formatDuration(ms: number): string {
+  if (ms >= NO_LIMIT) return "never";
+  for (const [unit, size] of UNITS) if (ms % size === 0) return `${ms / size}${unit}`;
+  return `${Math.ceil(ms / 60_000)}m`;
+}
+
+export const MIN_TOKEN_MS = 60_000;
+export const MAX_TOKEN_MS = 365 * 86_400_000;
+/**
+ * "never" as the longest token: members may then mint tokens that never expire (duration -1).
+ * Stored as the largest safe integer, which every "at most this long" comparison reads right.
+ */
+export const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
+/** "14d", "12h", "90m", "2w" (and "14 days", "12 hours") → ms; undefined when unreadable. */
+export function parseDuration(text: string): number | undefined {
+  if (/^\s*(never|no limit|unlimited)\s*$/i.test(text)) return NO_LIMIT;
+  const m = /^\s*(\d{1,6})\s*(w|weeks?|d|days?|h|hours?|m|min|mins|minutes?)\s*$/i.exec(text);
+  if (!m?.[1] || !m[2]) return undefined;
+  const n = Number(m[1]);
+  const u = m[2].toLowerCase();
+  const size = u.startsWith("w")
+    ? 7 * 86_400_000
+    : u.startsWith("d")
+      ? 86_400_000
+      : u.startsWith("h")
+        ? 3_600_000
+        : 60_000;
+  return n * size;
+}
+
+function textInput(
+  id: SettingsField,
+  label: string,
+  opts: { initial?: string | undefined; placeholder?: string; hint?: string; max?: number },
+): KnownBlock {
+  return {
+    type: "input",
+    block_id: id,
+    optional: true,
+    label: plain(label, 2000),
+    ...(opts.hint ? { hint: plain(opts.hint, 2000) } : {}),
+    element: {
+      type: "plain_text_input",
+      action_id: id,
+      ...(opts.initial ? { initial_value: opts.initial } : {}),
+      ...(opts.placeholder ? { placeholder: plain(opts.placeholder, 150) } : {}),
+      ...(opts.max ? { max_length: opts.max } : {}),
+    },
+  } as KnownBlock;
+}
+
+function audienceInput(
+  id: SettingsField,
+  label: string,
+  current: Audience,
+  options: ReturnType<typeof audienceOptions>,
+): KnownBlock {
+  const initial = options.find((o) => o.value === audienceValue(current)) ?? options[0];
+  return {
+    type: "input",
+    block_id: id,
+    label: plain(label, 2000),
+    element: {
+      type: "static_select",
+      action_id: id,
+      options,
+      ...(initial ? { initial_option: initial } : {}),
+    },
+  } as KnownBlock;
+}
+
+function checkText(check: CheckOutcome | undefined): string {
+  if (check === undefined) {
+    return "_Check_ mints a one-minute relay token, looks up your enterprise, and asks the events service for an enterprise token, with the values above (stored ones where a field is empty).";
+  }
+  if (check === "running") return ":hourglass_flowing_sand: Checking the credentials…";
+  return truncate(check.lines.join("\n"), 3000);
+}
+
+export function settingsView(input: SettingsViewInput): ModalView {
+  const s = input.settings;
+  const options = audienceOptions(input.usergroups, [s.policy.whoMaySchedule, s.policy.whoMayMint]);
+  const blocks: KnownBlock[] = [
+    {
+      type: "section",
+      text: {
+        type: "mrkdwn",
+        text: input.sandboxed
+          ? "*Events service and relay.* This app talks to the embedded sandbox; its credentials are filled in. Secrets are never shown: leave a secret empty to keep the stored one."
+          : "*Events service and relay.* Secrets are never shown: leave a secret empty to keep the stored one.",
+      },
+    },
+    textInput(SETTINGS_FIELDS.eventsKey, "Events app key", {
+      initial: s.eventsAppKey,
+      placeholder: "The application key of your events app",
+      max: 200,
+    }),
+    textInput(SETTINGS_FIELDS.eventsSecret, "Events app secret", {
+      placeholder: s.eventsAppSecret ? KEEP : UNSET,
+      max: 500,
+    }),
+    textInput(SETTINGS_FIELDS.relayUsername, "Relay username", {
+      initial: s.relayUsername,
+      placeholder: "The enterprise's relay user (Basic credentials)",
+      max: 200,
+    }),
+    textInput(SETTINGS_FIELDS.relayPassword, "Relay password", {
+      placeholder: s.relayPassword ? KEEP : UNSET,
+      max: 500,
+    }),
+    {
+      type: "actions",
+      block_id: SETTINGS_BLOCKS.check,
+      elements: [
+        {
+          type: "button",
+          action_id: SETTINGS_ACTIONS.check,
+          text: plain("Check", 75),
+          value: "check",
+        },
+      ],
+    },
+    {
+      type: "context",
+      block_id: SETTINGS_BLOCKS.checkResult,
+      elements: [{ type: "mrkdwn", text: checkText(input.check) }],
+    },
+    { type: "divider" },
+    audienceInput(
+      SETTINGS_FIELDS.whoMaySchedule,
+      "Who may schedule events",
+      s.policy.whoMaySchedule,
+      options,
+    ),
+    audienceInput(
+      SETTINGS_FIELDS.whoMayMint,
+      "Who may mint relay tokens",
+      s.policy.whoMayMint,
+      options,
+    ),
+    textInput(SETTINGS_FIELDS.longestToken, "Longest relay token allowed", {
+      initial: formatDuration(s.longestTokenMs),
+      hint: "A number and a unit: 90m, 12h, 14d or 2w (at most 365d), or never to allow tokens that never expire.",
+      max: 20,
+    }),
+    {
+      type: "input",
+      block_id: SETTINGS_FIELDS.auditChannel,
+      optional: true,
+      label: plain("Audit channel", 2000),
+      hint: plain("Who scheduled, edited, cancelled and minted what (never a token).", 2000),
+      element: {
+        type: "conversations_select",
+        action_id: SETTINGS_FIELDS.auditChannel,
+        filter: { include: ["public", "private"], exclude_bot_users: true },
+        ...(s.auditChannel ? { initial_conversation: s.auditChannel } : {}),
+      },
+    } as KnownBlock,
+    {
+      type: "input",
+      block_id: SETTINGS_FIELDS.privacy,
+      optional: true,
+      label: plain("Privacy", 2000),
+      element: {
+        type: "checkboxes",
+        action_id: SETTINGS_FIELDS.privacy,
+        options: [
+          { text: plain("Show attendee e-mail addresses in live threads", 75), value: SHOW_EMAILS },
+        ],
+        ...(s.privacy.showAttendeeEmails
+          ? {
+              initial_options: [
+                {
+                  text: plain("Show attendee e-mail addresses in live threads", 75),
+                  value: SHOW_EMAILS,
+                },
+              ],
+            }
+          : {}),
+      },
+    } as KnownBlock,
+  ];
+  return {
+    type: "modal",
+    callback_id: SETTINGS_VIEW,
+    title: plain("On Air settings", 24),
+    submit: plain("Save", 24),
+    close: plain("Cancel", 24),
+    private_metadata: JSON.stringify(input.meta),
+    blocks,
+  };
+}
+
+export function decodeSettingsMeta(raw: string | undefined): SettingsMeta {
+  if (!raw) return {};
+  try {
+    const v = JSON.parse(raw) as unknown;
+    if (v && typeof v === "object" && "channel" in v && typeof v.channel === "string") {
+      return { channel: v.channel };
+    }
+  } catch {
+    // an unreadable private_metadata only loses the ephemeral "saved" answer
+  }
+  return {};
+}
+
+// ------------------------------------------------------------------------------ submission
+
+/** Slack's view state: values[block_id][action_id]. */
+export type ViewStateValues = Record<
+  string,
+  Record<
+    string,
+    {
+      type?: string;
+      value?: string | null;
+      selected_option?: { value: string } | null;
+      selected_options?: Array<{ value: string }>;
+      selected_conversation?: string | null;
+    }
+  >
+>;
+
+/** What the admin typed; undefined means the field was left empty. */
+export interface SettingsForm {
+  eventsAppKey: string | undefined;
+  eventsAppSecret: string | undefined;
+  relayUsername: string | undefined;
+  relayPassword: string | undefined;
+  whoMaySchedule: string | undefined;
+  whoMayMint: string | undefined;
+  longestToken: string | undefined;
+  auditChannel: string | undefined;
+  showAttendeeEmails: boolean;
+}
+
+function field(values: ViewStateValues, id: SettingsField) {
+  return values[id]?.[id];
+}
+
+function text(values: ViewStateValues, id: SettingsField): string | undefined {
+  const v = field(values, id)?.value;
+  return typeof v === "string" && v.trim() !== "" ? v.trim() : undefined;
+}
+
+/** Secrets are kept as typed: surrounding spaces may be part of a password. */
+function secret(values: ViewStateValues, id: SettingsField): string | undefined {
+  const v = field(values, id)?.value;
+  return typeof v === "string" && v !== "" ? v : undefined;
+}
+
+export function readSettingsForm(values: ViewStateValues): SettingsForm {
+  return {
+    eventsAppKey: text(values, SETTINGS_FIELDS.eventsKey),
+    eventsAppSecret: secret(values, SETTINGS_FIELDS.eventsSecret),
+    relayUsername: text(values, SETTINGS_FIELDS.relayUsername),
+    relayPassword: secret(values, SETTINGS_FIELDS.relayPassword),
+    whoMaySchedule: field(values, SETTINGS_FIELDS.whoMaySchedule)?.selected_option?.value,
+    whoMayMint: field(values, SETTINGS_FIELDS.whoMayMint)?.selected_option?.value,
+    longestToken: text(values, SETTINGS_FIELDS.longestToken),
+    auditChannel: field(values, SETTINGS_FIELDS.auditChannel)?.selected_conversation ?? undefined,
+    showAttendeeEmails: (field(values, SETTINGS_FIELDS.privacy)?.selected_options ?? []).some(
+      (o) => o.value === SHOW_EMAILS,
+    ),
+  };
+}
+
+function parseAudience(v: string | undefined): Audience | undefined {
+  if (v === "everyone" || v === "admins") return v;
+  const m = /^group:([A-Z0-9]+)$/.exec(v ?? "");
+  return m?.[1] ? { usergroup: m[1] } : undefined;
+}
+
+export type SettingsErrors = Partial<Record<SettingsField, string>>;
+
+/** The names of the fields that changed, for the audit record (never their values). */
+export type SettingsChange = keyof Settings | "policy.whoMaySchedule" | "policy.whoMayMint";
+
+/**
+ * Applies the form to the stored settings. Empty secrets keep the stored ones. Returns the new
+ * settings, or inline errors keyed by block id (Slack shows them under the fields).
+ */
+export function applySettingsForm(
+  stored: Settings,
+  form: SettingsForm,
+):
+  | { ok: true; settings: Settings; changed: SettingsChange[] }
+  | { ok: false; errors: SettingsErrors } {
+  const errors: SettingsErrors = {};
+  const F = SETTINGS_FIELDS;
+  if (form.eventsAppKey !== undefined && /\s/.test(form.eventsAppKey)) {
+    errors[F.eventsKey] = "An app key has no spaces. Paste it again from your events app.";
+  }
+  if (form.eventsAppSecret !== undefined && !form.eventsAppKey) {
+    errors[F.eventsKey] = "Give the app key that goes with this secret.";
+  }
+  if (form.relayUsername !== undefined && /[:\s]/.test(form.relayUsername)) {
+    errors[F.relayUsername] =
+      "A relay username cannot contain a colon or spaces. Check it on the relay's admin page.";
+  }
+  if (form.relayPassword !== undefined && !form.relayUsername) {
+    errors[F.relayUsername] = "Give the relay username that goes with this password.";
+  }
+  const schedule = parseAudience(form.whoMaySchedule);
+  if (!schedule) errors[F.whoMaySchedule] = "Pick who may schedule events.";
+  const mint = parseAudience(form.whoMayMint);
+  if (!mint) errors[F.whoMayMint] = "Pick who may mint relay tokens.";
+  let longest = stored.longestTokenMs;
+  if (form.longestToken === undefined) {
+    errors[F.longestToken] = "Give the longest token allowed, like 14d.";
+  } else {
+    const ms = parseDuration(form.longestToken);
+    if (ms === undefined) {
+      errors[F.longestToken] = "Use a number and a unit, like 90m, 12h, 14d or 2w.";
+    } else if (ms !== NO_LIMIT && (ms < MIN_TOKEN_MS || ms > MAX_TOKEN_MS)) {
+      errors[F.longestToken] = "Pick between 1 minute and 365 days, or never.";
+    } else {
+      longest = ms;
+    }
+  }
+  if (Object.keys(errors).length > 0 || !schedule || !mint) return { ok: false, errors };
+
+  const next: Settings = {
+    ...stored,
+    policy: { whoMaySchedule: schedule, whoMayMint: mint },
+    longestTokenMs: longest,
+    privacy: { showAttendeeEmails: form.showAttendeeEmails },
+  };
+  const set = <K extends "eventsAppKey" | "relayUsername" | "auditChannel">(
+    k: K,
+    v: string | undefined,
+  ) => {
+    if (v === undefined) delete next[k];
+    else next[k] = v;
+  };
+  set("eventsAppKey", form.eventsAppKey);
+  set("relayUsername", form.relayUsername);
+  set("auditChannel", form.auditChannel);
+  if (form.eventsAppSecret !== undefined) next.eventsAppSecret = form.eventsAppSecret;
+  if (form.relayPassword !== undefined) next.relayPassword = form.relayPassword;
+
+  const changed: SettingsChange[] = [];
+  for (const k of [
+    "eventsAppKey",
+    "eventsAppSecret",
+    "relayUsername",
+    "relayPassword",
+    "longestTokenMs",
+    "auditChannel",
+  ] as const) {
+    if (stored[k] !== next[k]) changed.push(k);
+  }
+  if (audienceValue(stored.policy.whoMaySchedule) !== audienceValue(schedule)) {
+    changed.push("policy.whoMaySchedule");
+  }
+  if (audienceValue(stored.policy.whoMayMint) !== audienceValue(mint)) {
+    changed.push("policy.whoMayMint");
+  }
+  if (stored.privacy.showAttendeeEmails !== next.privacy.showAttendeeEmails)
+    changed.push("privacy");
+  return { ok: true, settings: next, changed };
+}
+
+/** Mrkdwn for the Check's outcome lines. */
+export function checkLine(ok: boolean, service: string, detail: string): string {
+  return `${ok ? ":white_check_mark:" : ":x:"} *${service}:* ${escapeMrkdwn(detail)}`;
+}

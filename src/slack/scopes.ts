@@ -1,0 +1,39 @@
+/**
+ * The Web API methods the app calls and the bot scope each one needs. The manifest's scopes are
+ * exactly the union of these, so adding a call here is how a scope gets requested; a test checks
+ * that the code calls no method missing from this table.
+ */
+export const METHOD_SCOPES = {
+  "auth.test": null,
+  "chat.postMessage": "chat:write",
+  "chat.update": "chat:write",
+  "chat.delete": "chat:write",
+  "chat.postEphemeral": "chat:write",
+  "chat.scheduleMessage": "chat:write",
+  "chat.deleteScheduledMessage": "chat:write",
+  "chat.getPermalink": null,
+  "views.open": null,
+  "views.update": null,
+  "views.push": null,
+  "views.publish": null,
+  "users.info": "users:read",
+  "users.lookupByEmail": "users:read.email",
+  "usergroups.list": "usergroups:read",
+  "usergroups.users.list": "usergroups:read",
+  "conversations.info": "channels:read",
+} as const satisfies Record<string, string | null>;
+
+export type SlackMethod = keyof typeof METHOD_SCOPES;
+
+/**
+ * Scopes needed beyond any single method: `commands` for the slash command and shortcut;
+ * `chat:write.public` so a notify channel works without inviting the bot first; `users:read.email`
+ * because users.info only returns e-mail addresses with it (linking relies on that).
+ */
+export const EXTRA_SCOPES = ["commands", "chat:write.public", "users:read.email"] as const;
+
+export function botScopes(): string[] {
+  const all = new Set<string>(EXTRA_SCOPES);
+  for (const scope of Object.values(METHOD_SCOPES)) if (scope) all.add(scope);
+  return [...all].sort();
+}

@@ -1,0 +1,80 @@
+import { Keyv } from "keyv";
+import { type Backend, expiresOf, KEYV_OPTIONS, type ScanOptions } from "./types.ts";
+
+/**
+ * In-process store for tests and throwaway runs. `memory://` is private to one store;
+ * `memory://NAME` is shared by every store opened with that name in this process (and kept
+ * after close, as a server would keep its data), so two stores can contend like two instances.
+ */
+
+const shared = new Map<string, Map<string, string>>();
+
+export function openMemory(name: string): Backend {
+  let map: Map<string, string>;
+  if (name === "") {
+    map = new Map();
+  } else {
+    map = shared.get(name) ?? new Map();
+    shared.set(name, map);
+  }
+  const keyv = new Keyv({ ...KEYV_OPTIONS, store: map });
+  let closed = false;
+  const live = () => {
+    if (closed) throw new Error("store is closed");
+  };
+  const matching = (prefix: string) => [...map.keys()].filter((k) => k.startsWith(prefix));
+
+  return {
+    kind: "memory",
+    label: name === "" ? "memory" : `memory ${name}`,
+    keyv,
+    async scan(prefix: string, o: ScanOptions) {
+      live();
+      const keys = matching(prefix).sort();
+      if (o.reverse) keys.reverse();
+      const wanted = o.limit === undefined ? keys : keys.slice(0, o.limit);
+      return wanted.map((k) => [k, map.get(k)!] as [string, string]);
+    },
+    async deleteKeys(keys) {
+      live();
+      let n = 0;
+      for (const k of keys) if (map.delete(k)) n++;
+      return n;
+    },
+    async deletePrefix(prefix) {
+      live();
+      const keys = matching(prefix);
+      for (const k of keys) map.delete(k);
+      return keys.length;
+    },
+    async claim(key, raw, _ttl, now) {
+      live();
+      // No await between the check and the write: atomic on one event loop.
+      const existing = map.get(key);
+      if (existing !== undefined) {
+        const exp = expiresOf(existing);
+        if (exp === undefined || exp >= now) return false;
+      }
+      map.set(key, raw);
+      return true;
+    },
+    async sweep(prefix, now) {
+      live();
+      let n = 0;
+      for (const k of matching(prefix)) {
+        const exp = expiresOf(map.get(k)!);
+        if (exp !== undefined && exp < now) {
+          map.delete(k);
+          n++;
+        }
+      }
+      return n;
+    },
+    async ping() {
+      live();
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}

@@ -1,0 +1,166 @@
+import { isAbsolute, resolve } from "node:path";
+import type { z } from "zod";
+import type { Logger } from "../log.ts";
+import { openMemory } from "./backends/memory.ts";
+import { openPostgres, postgresLabel } from "./backends/postgres.ts";
+import { openRedis, redisLabel } from "./backends/redis.ts";
+import { openSqlite } from "./backends/sqlite.ts";
+import type { Backend } from "./backends/types.ts";
+import type { Cipher } from "./crypto.ts";
+import { causeText, STORE_ERROR_CODES, StoreError } from "./errors.ts";
+import { createKeyValueStore, type KeyValueStore } from "./kv.ts";
+import { createRepositories, type Repositories } from "./records.ts";
+import {
+  bindRepository,
+  deleteTeamData,
+  type Repository,
+  type RepositoryDefinition,
+} from "./repository.ts";
+
+export type { BackendKind } from "./backends/types.ts";
+export type { Cipher } from "./crypto.ts";
+export { createCipher, DecryptError, isEncrypted, loadOrCreateKey } from "./crypto.ts";
+export { STORE_ERROR_CODES, StoreError, type StoreErrorCode } from "./errors.ts";
+export type { KeyValueStore, ListOptions } from "./kv.ts";
+export * from "./records.ts";
+export {
+  defineRepository,
+  type Repository,
+  type RepositoryDefinition,
+  registeredRepositories,
+  type TeamScope,
+} from "./repository.ts";
+
+/**
+ * The store: raw key-value operations, the typed repositories of DESIGN.md's data table, and
+ * `deleteTeam` for uninstall.
+ */
+export interface Store extends KeyValueStore, Repositories {
+  /** Binds a feature's own repository (see defineRepository) to this store. */
+  repository<S extends z.ZodType>(def: RepositoryDefinition<S>): Repository<z.output<S>>;
+  /**
+   * Removes every key of the team (or enterprise) in every registered repository: install,
+   * settings, users, tokens, events, audit, its subscriptions and outbox items. Returns the
+   * number of keys removed.
+   */
+  deleteTeam(teamId: string): Promise<number>;
+}
+
+export interface OpenStoreOptions {
+  cipher: Cipher;
+  logger?: Logger;
+  /** Prefix for every key (`{namespace}:…`); tests use one per file so files never collide. */
+  namespace?: string;
+  /** Default 5 s. */
+  connectTimeoutMs?: number;
+  /** How often expired entries are purged on SQL and memory stores. Default 10 min; 0 = never. */
+  sweepIntervalMs?: number;
+}
+
+const NAMESPACE = /^[A-Za-z0-9_.-]+$/;
+
+function labelOf(url: string): string {
+  const scheme = url.split(":", 1)[0]?.toLowerCase() ?? "";
+  if (scheme === "redis" || scheme === "rediss") return redisLabel(url);
+  if (scheme === "postgres" || scheme === "postgresql") return postgresLabel(url);
+  return scheme || "store";
+}
+
+async function openBackend(url: string, opts: OpenStoreOptions): Promise<Backend> {
+  const scheme = url.split(":", 1)[0]?.toLowerCase();
+  const bo = { logger: opts.logger, connectTimeoutMs: opts.connectTimeoutMs ?? 5_000 };
+  switch (scheme) {
+    case "sqlite": {
+      const path = url.slice("sqlite://".length);
+      if (!url.startsWith("sqlite://") || path === "" || path.startsWith(":memory:")) {
+        throw new StoreError(
+          STORE_ERROR_CODES.badUrl,
+          "open",
+          "sqlite",
+          undefined,
+          "STORE_URL must name a file, as sqlite://PATH (an in-memory SQLite would lose data on restart)",
+        );
+      }
+      return openSqlite(isAbsolute(path) ? path : resolve(path), bo);
+    }
+    case "redis":
+    case "rediss":
+      return openRedis(url, bo);
+    case "postgres":
+    case "postgresql":
+      return openPostgres(url, bo);
+    case "memory":
+      return openMemory(url.replace(/^memory:(\/\/)?/i, ""));
+    default:
+      throw new StoreError(
+        STORE_ERROR_CODES.badUrl,
+        "open",
+        "store",
+        undefined,
+        "STORE_URL must start with sqlite://, redis://, rediss://, postgresql:// or memory://",
+      );
+  }
+}
+
+/**
+ * Opens the store named by STORE_URL and checks that it answers; any failure is a StoreError
+ * naming the backend (never its password) and the cause.
+ */
+export async function openStore(url: string, opts: OpenStoreOptions): Promise<Store> {
+  if (opts.namespace !== undefined && !NAMESPACE.test(opts.namespace)) {
+    throw new StoreError(
+      STORE_ERROR_CODES.invalid,
+      "open",
+      "store",
+      undefined,
+      `namespace must match ${NAMESPACE}`,
+    );
+  }
+  let backend: Backend;
+  try {
+    backend = await openBackend(url, opts);
+  } catch (err) {
+    if (err instanceof StoreError) throw err;
+    throw new StoreError(
+      STORE_ERROR_CODES.unavailable,
+      "open",
+      labelOf(url),
+      undefined,
+      causeText(err),
+      {
+        cause: err,
+      },
+    );
+  }
+  const kv = createKeyValueStore(backend, opts.namespace);
+  try {
+    await kv.ping();
+  } catch (err) {
+    await backend.close().catch(() => {});
+    throw err;
+  }
+
+  let sweeper: NodeJS.Timeout | undefined;
+  const every = opts.sweepIntervalMs ?? 10 * 60_000;
+  if (every > 0 && backend.kind !== "redis") {
+    sweeper = setInterval(() => {
+      kv.sweepExpired().catch((err: unknown) =>
+        opts.logger?.warn({ err }, "store: purging expired entries failed"),
+      );
+    }, every);
+    // Housekeeping must not keep the process alive.
+    sweeper.unref();
+  }
+
+  const repos = createRepositories(kv, opts.cipher);
+  return {
+    ...kv,
+    ...repos,
+    repository: (def) => bindRepository(kv, opts.cipher, def),
+    deleteTeam: (teamId) => deleteTeamData(kv, teamId),
+    async close() {
+      if (sweeper) clearInterval(sweeper);
+      await kv.close();
+    },
+  };
+}

@@ -1,0 +1,169 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
+
+/**
+ * Slack answering 429 with Retry-After on a busy channel: nothing lost, order kept, the pace
+ * honoured, and an interactive modal opened meanwhile still makes its trigger's 3 s.
+ */
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("a rate-limited channel", () => {
+  it("keeps every notice, in order, honours Retry-After, and never delays a modal", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Busy channel",
+    });
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.events,
+      text: `notify ${event.eventId} <#${CHANNELS.events}|events> every`,
+    });
+    const ts = await eventually(
+      () =>
+        h.emulator.workspace
+          .topLevel(CHANNELS.events)
+          .find((m) => JSON.stringify(m.blocks ?? "").includes("Busy channel"))?.ts,
+      "the card",
+    );
+    const since = h.emulator.calls.length;
+    // Slack's pace, and on top a storm of 429s on this channel.
+    h.emulator.setRateLimit({ perChannelPerSec: 1, burst: 1 });
+    h.emulator.throttle({ channel: CHANNELS.events, times: 4, retryAfterSec: 1 });
+
+    const names: string[] = [];
+    const waves = 5;
+    for (let w = 1; w <= waves; w++) {
+      const join = Array.from({ length: 4 }, (_, i) => ({ name: `Wave${w} Person${i + 1}` }));
+      names.push(...join.map((j) => j.name));
+      const res = await h.sandbox.control.attendees(event.eventId, { join, concurrency: 1 });
+      expect(res.delivered).toBe(4);
+      if (w === 2) {
+        // An interactive call in the middle of the storm: the modal must open.
+        const before = h.emulator.calls.length;
+        await h.driver.slashCommand({
+          user: USERS.omar,
+          channel: CHANNELS.events,
+          text: "schedule",
+        });
+        const open = await h.emulator.waitForCall((c) => c.method === "views.open", {
+          since: before,
+          timeoutMs: 3_000,
+        });
+        expect(open.ok, open.error).toBe(true);
+      }
+    }
+
+    const thread = () =>
+      h.emulator.workspace
+        .replies(CHANNELS.events, ts)
+        .filter((m) => m.ts !== ts)
+        .map((m) => m.text ?? "")
+        .join("\n");
+    await eventually(
+      () => (names.every((n) => thread().includes(n)) ? true : undefined),
+      "every name in the thread",
+      30_000,
+    );
+    const text = thread();
+    // Each notice exactly once, in the order they joined.
+    const positions = names.map((n) => text.indexOf(n));
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+    for (const n of names) expect(text.split(n).length - 1).toBe(1);
+
+    const onChannel = h.emulator.calls
+      .slice(since)
+      .filter((c) => c.args.channel === CHANNELS.events && c.method.startsWith("chat."));
+    const limited = onChannel.filter((c) => c.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    // After each 429 the next call to the channel waited for Retry-After.
+    for (const r of limited) {
+      const next = onChannel.find((c) => c.seq > r.seq);
+      if (next) expect(next.time - r.time).toBeGreaterThanOrEqual(900);
+    }
+    await eventually(
+      () =>
+        JSON.stringify(
+          h.emulator.workspace.topLevel(CHANNELS.events).find((m) => m.ts === ts)?.blocks ?? "",
+        ).includes("Attendees now *20* · peak *20* · unique *20*")
+          ? true
+          : undefined,
+      "the card's final figures",
+      15_000,
+    );
+    h.emulator.setRateLimit(undefined);
+  });
+
+  it("stops posting to a channel that refuses the app, and resumes when notified again", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Archived channel",
+    });
+    const cardIn = (channel: string) =>
+      eventually(
+        () =>
+          h.emulator.workspace
+            .topLevel(channel)
+            .find((m) => JSON.stringify(m.blocks ?? "").includes("Archived channel"))?.ts,
+        `the card in ${channel}`,
+      );
+    for (const ch of [CHANNELS.general, CHANNELS.townHall]) {
+      await h.driver.slashCommand({
+        user: USERS.omar,
+        channel: ch,
+        text: `notify ${event.eventId}`,
+      });
+    }
+    await cardIn(CHANNELS.general);
+    const townTs = await cardIn(CHANNELS.townHall);
+    const general = h.emulator.workspace.resolveChannel(CHANNELS.general);
+    if (!general) throw new Error("no general channel");
+    general.is_archived = true;
+    const since = h.emulator.calls.length;
+    await h.sandbox.control.attendees(event.eventId, { join: [{ name: "Still Counted" }] });
+    await eventually(
+      () =>
+        h.emulator.workspace
+          .replies(CHANNELS.townHall, townTs)
+          .some((m) => (m.text ?? "").includes("Still Counted"))
+          ? true
+          : undefined,
+      "the digest in the channel that accepts posts",
+    );
+    await new Promise((r) => setTimeout(r, 2_500));
+    const refused = h.emulator.calls
+      .slice(since)
+      .filter((c) => c.args.channel === CHANNELS.general && c.method.startsWith("chat."));
+    // One refusal, then silence: no retry loop against a channel that will keep saying no.
+    expect(refused.map((c) => c.error)).toEqual(["is_archived"]);
+
+    general.is_archived = false;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.general,
+      text: `notify ${event.eventId}`,
+    });
+    await eventually(
+      () =>
+        h.emulator.calls.some(
+          (c) =>
+            c.seq > since &&
+            c.args.channel === CHANNELS.general &&
+            c.ok &&
+            c.method === "chat.update",
+        )
+          ? true
+          : undefined,
+      "posts again after notify",
+    );
+  });
+});

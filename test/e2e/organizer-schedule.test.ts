@@ -1,0 +1,325 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { EVENT_FIELDS, VIEWS } from "../../src/slack/organizer/ids.ts";
+import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
+import { createSecretScanner } from "../helpers/secrets.ts";
+import {
+  commandOpensModal,
+  expectAllPayloadsValid,
+  future,
+  getUpstream,
+  HOUR,
+  isMessageTo,
+  viewOf,
+  waitFor,
+} from "./organizer-helpers.ts";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const F = EVENT_FIELDS;
+
+describe("/onair schedule", () => {
+  it("opens the form with the user's own zone preselected and default reminders", async () => {
+    const call = await commandOpensModal(h, USERS.omar, CHANNELS.general, "schedule", VIEWS.event);
+    const view = viewOf(call);
+    const blocks = view.blocks as Array<{
+      block_id?: string;
+      element: {
+        initial_option: { value: string };
+        options: unknown[];
+        initial_options: { value: string }[];
+      };
+    }>;
+    const tz = blocks.find((b) => b.block_id === F.timezone);
+    expect(tz?.element.initial_option.value).toBe("Europe/Berlin");
+    expect(tz?.element.options.length).toBeLessThanOrEqual(100);
+    const rem = blocks.find((b) => b.block_id === F.reminders);
+    expect(rem?.element.initial_options.map((o: { value: string }) => o.value)).toEqual([
+      "60",
+      "10",
+    ]);
+    // The placeholder came first: views.open inside the trigger's 3 s, before any slow work.
+    const open = h.emulator.calls
+      .filter((c) => c.method === "views.open" && c.seq < call.seq)
+      .at(-1);
+    expect(open?.ok).toBe(true);
+    await h.driver.viewClosed({ user: USERS.omar });
+  });
+
+  it("creates the event with every field set; the sandbox holds exactly those values", async () => {
+    await commandOpensModal(h, USERS.omar, CHANNELS.general, "schedule", VIEWS.event);
+    const start = future(3);
+    const since = h.emulator.calls.length;
+    h.sandbox.control.clearLog();
+    const res = await h.driver.viewSubmission({
+      user: USERS.omar,
+      values: {
+        [F.title]: "Quarterly town hall",
+        [F.description]: "Numbers, roadmap and questions",
+        [F.start]: new Date(start),
+        [F.end]: new Date(start + 90 * 60_000),
+        [F.timezone]: "Europe/Paris",
+        [F.recurrence]: "DAILY",
+        [F.count]: "5",
+        [F.frequency]: "2",
+        [F.access]: ["restricted", "requireEmail"],
+        [F.audience]: ["enableChat", "enableQnA", "enableQnAAnonymous", "enableAttendeeRoster"],
+        [F.production]: [
+          "enableAutoRecord",
+          "enablePSTN",
+          "enableWaterMark",
+          "enableIntroOutro",
+          "customIntroOutro",
+        ],
+        [F.panelists]: [USERS.kei, USERS.member],
+        [F.moderators]: [USERS.admin],
+        [F.panelistMessage]: "Panelists: join 15 minutes early",
+        [F.moderatorMessage]: "Moderators: check the Q&A",
+        [F.attendeeMessage]: "Welcome!",
+        [F.channel]: CHANNELS.events,
+        [F.noise]: "counter",
+        [F.reminders]: ["1440", "10"],
+      },
+    });
+    expect(res.outcome.action).toBe("closed");
+    const done = await waitFor(h, isMessageTo(USERS.omar, /Scheduled/), since);
+    // The organizer gets the private details, not a channel.
+    expect(done.method).not.toBe("response_url");
+    const text = JSON.stringify(done.args.blocks);
+    expect(text).toContain("moderator link");
+
+    const create = h.sandbox.control
+      .log()
+      .find((e) => e.method === "POST" && /\/events$/.test(e.path));
+    expect(create?.body).toMatchObject({
+      title: "Quarterly town hall",
+      recurrencePattern: { recurrenceType: "DAILY", recurrenceCount: "5", frequency: "2" },
+    });
+    const eventId = /\/events\/([^/]+)$/.exec(
+      h.sandbox.control.log().find((e) => e.method === "GET" && /\/events\/[^/]+$/.test(e.path))
+        ?.path ?? "",
+    )?.[1];
+    expect(eventId).toBeTruthy();
+    const e = await getUpstream(h, "omar@example.com", eventId!);
+    expect(e).toMatchObject({
+      title: "Quarterly town hall",
+      description: "Numbers, roadmap and questions",
+      start,
+      end: start + 90 * 60_000,
+      timezone: "Europe/Paris",
+      restricted: true,
+      requireEmail: true,
+      enableChat: true,
+      enableQnA: true,
+      enableQnAAnonymous: true,
+      enableAttendeeRoster: true,
+      enableAutoRecord: true,
+      enablePSTN: true,
+      enableWaterMark: true,
+      enableIntroOutro: true,
+      customIntroOutro: true,
+      panelists: [{ email: "kei@example.com" }, { email: "mia@example.com" }],
+      moderators: [{ email: "ada@example.com" }],
+      attendees: [],
+      panelistMessage: "Panelists: join 15 minutes early",
+      moderatorMessage: "Moderators: check the Q&A",
+      attendeeMessage: "Welcome!",
+    });
+    // Strings out, numbers back.
+    expect(e.recurrencePattern).toMatchObject({
+      recurrenceType: "DAILY",
+      recurrenceCount: 5,
+      frequency: 2,
+      endDate: null,
+    });
+    const record = await h.app.store.events.get("T0ONAIR", eventId!);
+    expect(record).toMatchObject({ organizer: USERS.omar, title: "Quarterly town hall" });
+    await vi.waitFor(async () => {
+      const audit = await h.app.store.audit.list("T0ONAIR");
+      expect(audit.map((a) => a.entry.action)).toContain("event.schedule");
+    });
+    // App Home is refreshed after the change.
+    const home = await waitFor(
+      h,
+      (c) => c.method === "views.publish" && c.args.user_id === USERS.omar,
+      since,
+    );
+    expect(JSON.stringify(home.args.view)).toContain("Quarterly town hall");
+    // The chosen channel gets the public card (posted by the live area), without organizer details.
+    const card = await waitFor(
+      h,
+      (c) =>
+        c.method === "chat.postMessage" &&
+        c.args.channel === CHANNELS.events &&
+        /Quarterly town hall/.test(JSON.stringify(c.args)),
+      since,
+    );
+    expect(JSON.stringify(card.args)).toContain(e.attendeeUrl);
+    expect(JSON.stringify(card.args)).not.toContain(e.moderatorUrl);
+    const subs = await h.app.store.subscriptions.forEvent("T0ONAIR", eventId!);
+    expect(JSON.stringify(subs)).toContain(`"${CHANNELS.events}":"counter"`);
+    // Organizer-only details are not echoed into the logs either.
+    expect(h.logs.some((l) => l.includes(e.moderatorUrl) || l.includes(e.panelistUrl))).toBe(false);
+    // Organizer-only details never reach a channel.
+    for (const c of h.emulator.calls.slice(since)) {
+      if (c.method === "chat.postMessage" && String(c.args.channel).startsWith("C")) {
+        expect(JSON.stringify(c.args)).not.toContain(e.moderatorUrl);
+        expect(JSON.stringify(c.args)).not.toContain(e.participantPasscode);
+      }
+    }
+  });
+
+  it.each([
+    ["an empty title", { [F.title]: "   " }, F.title, /title/],
+    ["an overlong title", { [F.title]: "x".repeat(201) }, F.title, /200 characters/],
+    [
+      "a start in the past",
+      { [F.start]: new Date(Date.now() - 2 * HOUR), [F.end]: new Date(Date.now() + HOUR) },
+      F.start,
+      /past/,
+    ],
+    ["an end before the start", { [F.end]: new Date(future(2) - HOUR) }, F.end, /after the start/],
+    ["a daily series without a count", { [F.recurrence]: "DAILY" }, F.count, /how many times/],
+  ])("keeps the modal open with an inline error for %s", async (_name, bad, block, message) => {
+    await commandOpensModal(h, USERS.kei, CHANNELS.general, "schedule", VIEWS.event);
+    const start = future(2);
+    const res = await h.driver.viewSubmission({
+      user: USERS.kei,
+      clientValidation: false,
+      values: {
+        [F.title]: "Valid title",
+        [F.start]: new Date(start),
+        [F.end]: new Date(start + HOUR),
+        ...bad,
+      },
+    });
+    expect(res.outcome.action).toBe("errors");
+    const errors = (res.outcome as { errors: Record<string, string> }).errors;
+    expect(Object.keys(errors)).toEqual([block]);
+    expect(errors[block]).toMatch(message);
+    await h.driver.viewClosed({ user: USERS.kei });
+  });
+
+  it("previews the next dates in the event's zone, across a daylight-saving change", async () => {
+    await commandOpensModal(h, USERS.kei, CHANNELS.general, "schedule", VIEWS.event);
+    // Late March: Paris moves from UTC+01:00 to UTC+02:00 on the last Sunday.
+    const year = new Date().getUTCFullYear() + 1;
+    const since = h.emulator.calls.length;
+    await h.driver.blockAction({
+      user: USERS.kei,
+      action_id: F.timezone,
+      selected_option: "Europe/Paris",
+    });
+    await waitFor(h, (c) => c.method === "views.update", since);
+    const s2 = h.emulator.calls.length;
+    await h.driver.blockAction({
+      user: USERS.kei,
+      action_id: F.recurrence,
+      selected_option: "DAILY",
+    });
+    await waitFor(h, (c) => c.method === "views.update", s2);
+    const s3 = h.emulator.calls.length;
+    await h.driver.blockAction({ user: USERS.kei, action_id: F.count, value: "4" });
+    await waitFor(h, (c) => c.method === "views.update", s3);
+    const s4 = h.emulator.calls.length;
+    await h.driver.blockAction({
+      user: USERS.kei,
+      action_id: F.start,
+      selected_date_time: new Date(Date.UTC(year, 2, 27, 17, 0)),
+    });
+    const call = await waitFor(h, (c) => c.method === "views.update", s4);
+    const preview = JSON.stringify(
+      (viewOf(call).blocks as Array<Record<string, unknown>>).find(
+        (b) => b.block_id === "ev_preview",
+      ),
+    );
+    // 18:00 local every day, before and after the change.
+    expect(preview.match(/18:00 \(UTC\+01:00\)/g)?.length).toBeGreaterThanOrEqual(1);
+    expect(preview.match(/18:00 \(UTC\+02:00\)/g)?.length).toBeGreaterThanOrEqual(1);
+    expect(preview).not.toMatch(/19:00|17:00/);
+    await h.driver.viewClosed({ user: USERS.kei });
+  });
+
+  it("the global shortcut opens the same form", async () => {
+    const since = h.emulator.calls.length;
+    await h.driver.shortcut({ user: USERS.omar, callback_id: "schedule_event" });
+    await waitFor(
+      h,
+      (c) => c.method === "views.update" && viewOf(c).callback_id === VIEWS.event,
+      since,
+    );
+    await h.driver.viewClosed({ user: USERS.omar });
+  });
+
+  it("refuses a member the policy leaves out, in plain words", async () => {
+    const s = await h.app.store.settings.getOrDefault("T0ONAIR");
+    await h.app.store.settings.put("T0ONAIR", {
+      ...s,
+      policy: { ...s.policy, whoMaySchedule: "admins" },
+    });
+    try {
+      const since = h.emulator.calls.length;
+      await h.driver.slashCommand({
+        user: USERS.member,
+        channel: CHANNELS.general,
+        text: "schedule",
+      });
+      const call = await waitFor(h, (c) => c.method === "views.update", since);
+      expect(viewOf(call).callback_id).not.toBe(VIEWS.event);
+      expect(JSON.stringify(viewOf(call).blocks)).toContain(
+        "only workspace admins may schedule events",
+      );
+      await h.driver.viewClosed({ user: USERS.member });
+    } finally {
+      await h.app.store.settings.put("T0ONAIR", s);
+    }
+  });
+
+  it("an events-service failure on create reaches the organizer in plain words, nothing stored", async () => {
+    await commandOpensModal(h, USERS.omar, CHANNELS.general, "schedule", VIEWS.event);
+    const before = (await h.app.store.events.list("T0ONAIR")).length;
+    h.sandbox.control.addFault({ service: "events", status: 503, times: 20 });
+    const since = h.emulator.calls.length;
+    const start = future(2);
+    await h.driver.viewSubmission({
+      user: USERS.omar,
+      values: { [F.title]: "Unlucky", [F.start]: new Date(start), [F.end]: new Date(start + HOUR) },
+    });
+    const call = await waitFor(
+      h,
+      isMessageTo(USERS.omar, /live events service is unavailable/),
+      since,
+    );
+    h.sandbox.control.clearFaults();
+    expect(call.args.user).toBe(USERS.omar);
+    expect((await h.app.store.events.list("T0ONAIR")).length).toBe(before);
+  });
+
+  it("opens the modal before the slow upstream work (a grant delayed upstream)", async () => {
+    // Ada has never been linked here: opening the form grants her a user token upstream.
+    h.sandbox.control.addFault({ service: "events", delayMs: 1500, times: 1 });
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({ user: USERS.admin, channel: CHANNELS.general, text: "schedule" });
+    const open = await waitFor(h, (c) => c.method === "views.open", since);
+    expect(open.ok).toBe(true);
+    // The placeholder is up while the grant is still held upstream.
+    expect(h.emulator.calls.slice(since).some((c) => c.method === "views.update")).toBe(false);
+    const filled = await waitFor(h, (c) => c.method === "views.update", since);
+    expect(viewOf(filled).callback_id).toBe(VIEWS.event);
+    h.sandbox.control.clearFaults();
+    await h.driver.viewClosed({ user: USERS.admin });
+  });
+
+  it("every payload passed Block Kit limits and no secret leaked", () => {
+    expectAllPayloadsValid(h);
+    const scan = createSecretScanner();
+    for (const line of h.logs) scan.add("log", line);
+    for (const c of h.emulator.calls) scan.add(`slack ${c.method}`, JSON.stringify(c.args));
+    scan.assertNoSecrets([...h.secrets, "sandbox-secret"]);
+  });
+});

@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { CallRecord } from "../../src/playground/emulator/server.ts";
+import { TOKEN_FIELDS as T, VIEWS } from "../../src/slack/organizer/ids.ts";
+import { RELAY_ERROR_CATALOG, type RelayErrorName } from "../../src/upstream/relay/catalog.ts";
+import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { createSecretScanner } from "../helpers/secrets.ts";
+import { commandOpensModal, expectAllPayloadsValid, viewOf, waitFor } from "./organizer-helpers.ts";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+  const s = await h.app.store.settings.getOrDefault(TEAM);
+  await h.app.store.settings.put(TEAM, { ...s, auditChannel: CHANNELS.audit });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const DAY = 86_400_000;
+const minted: string[] = [];
+
+/** Opens /onair token as the admin, submits, and returns the ephemeral message and its token. */
+async function mint(values: Record<string, unknown>) {
+  await commandOpensModal(h, USERS.admin, CHANNELS.general, "token", VIEWS.token);
+  const since = h.emulator.calls.length;
+  h.sandbox.control.clearLog();
+  const res = await h.driver.viewSubmission({ user: USERS.admin, values: values as never });
+  expect(res.outcome.action).toBe("closed");
+  const call = await waitFor(
+    h,
+    (c) => c.method === "chat.postEphemeral" && /relay token/.test(String(c.args.text)),
+    since,
+  );
+  const token = /Your relay token: (\S+)/.exec(String(call.args.text))?.[1] ?? "";
+  expect(token.length).toBeGreaterThan(8);
+  minted.push(token);
+  const expiry = /<!date\^(\d+)\^/.exec(JSON.stringify(call.args.blocks))?.[1];
+  const query =
+    h.sandbox.control.log().find((e) => e.service === "relay" && e.method === "POST")?.query ?? {};
+  return {
+    call,
+    token,
+    expiryMs: expiry ? Number(expiry) * 1000 : null,
+    query,
+    text: JSON.stringify(call.args.blocks),
+  };
+}
+
+function near(actual: number | null, expected: number) {
+  expect(actual).not.toBeNull();
+  // The relay's clock and ours differ by the round trip; a minute is far beyond it.
+  expect(Math.abs((actual ?? 0) - expected)).toBeLessThan(60_000);
+}
+
+describe("/onair token", () => {
+  it("offers the roles preselected and the durations the policy allows (no 'never' by default)", async () => {
+    const call = await commandOpensModal(h, USERS.admin, CHANNELS.general, "token", VIEWS.token);
+    const blocks = viewOf(call).blocks as Array<{
+      block_id?: string;
+      element?: Record<string, unknown>;
+    }>;
+    const el = (id: string) => blocks.find((b) => b.block_id === id)?.element ?? {};
+    expect((el(T.roles).initial_options as unknown[]).length).toBe(2);
+    const durations = (el(T.duration).options as Array<{ value: string }>).map((o) => o.value);
+    expect(durations).toEqual(["day", "twoWeeks", "custom"]);
+    await h.driver.viewClosed({ user: USERS.admin });
+  });
+
+  it("2 weeks: the relay's default validity, shown once to the requester", async () => {
+    const m = await mint({ [T.duration]: "twoWeeks", [T.clientName]: "Lobby display" });
+    expect(m.query.duration).toBeUndefined();
+    near(m.expiryMs, Date.now() + 14 * DAY);
+    expect(m.call.args.user).toBe(USERS.admin);
+    expect(m.text).toContain("relay's admin page");
+  });
+
+  it("1 day", async () => {
+    const m = await mint({ [T.duration]: "day" });
+    expect(m.query.duration).toBe(String(DAY));
+    near(m.expiryMs, Date.now() + DAY);
+  });
+
+  it("custom hours", async () => {
+    const m = await mint({
+      [T.duration]: "custom",
+      [T.customHours]: "5",
+      [T.roles]: ["ROLE_READONLY"],
+    });
+    expect(m.query.duration).toBe(String(5 * 3_600_000));
+    expect(m.query.roles).toBe("ROLE_READONLY");
+    near(m.expiryMs, Date.now() + 5 * 3_600_000);
+  });
+
+  it("zero-touch pairing: the user's events token as meetingaccesstoken, valid 1 day", async () => {
+    const m = await mint({ [T.duration]: "twoWeeks", [T.pairingCode]: "PAIR-42" });
+    // The sandbox's log redacts the code; that it was sent is what counts here.
+    expect(m.query.code).toBeDefined();
+    expect(m.query.meetingaccesstoken).toBeDefined();
+    near(m.expiryMs, Date.now() + DAY);
+  });
+
+  it("never: null expiry, offered only when the policy has no ceiling", async () => {
+    const s = await h.app.store.settings.getOrDefault(TEAM);
+    await h.app.store.settings.put(TEAM, { ...s, longestTokenMs: Number.MAX_SAFE_INTEGER });
+    try {
+      const m = await mint({ [T.duration]: "never" });
+      expect(m.query.duration).toBe("-1");
+      expect(m.expiryMs).toBeNull();
+      expect(m.text).toContain("never expires");
+    } finally {
+      await h.app.store.settings.put(TEAM, s);
+    }
+  });
+
+  it("checks the custom duration against the policy inline", async () => {
+    await commandOpensModal(h, USERS.admin, CHANNELS.general, "token", VIEWS.token);
+    const missing = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [T.duration]: "custom" },
+    });
+    expect(missing.outcome).toMatchObject({
+      action: "errors",
+      errors: { [T.customHours]: expect.stringMatching(/how many hours/) },
+    });
+    const tooLong = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [T.duration]: "custom", [T.customHours]: "400" },
+    });
+    expect(tooLong.outcome).toMatchObject({
+      action: "errors",
+      errors: { [T.customHours]: expect.stringMatching(/longer than/) },
+    });
+    const noRoles = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [T.duration]: "day", [T.roles]: [] },
+      clientValidation: false,
+    });
+    expect(noRoles.outcome).toMatchObject({
+      action: "errors",
+      errors: { [T.roles]: expect.any(String) },
+    });
+    await h.driver.viewClosed({ user: USERS.admin });
+  });
+
+  it("refuses a member the mint policy leaves out", async () => {
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({ user: USERS.member, channel: CHANNELS.general, text: "token" });
+    const call = await waitFor(h, (c) => c.method === "views.update", since);
+    expect(viewOf(call).callback_id).not.toBe(VIEWS.token);
+    expect(JSON.stringify(viewOf(call).blocks)).toContain(
+      "only workspace admins may mint relay tokens",
+    );
+    await h.driver.viewClosed({ user: USERS.member });
+  });
+
+  it("audits who, client name, roles and expiry, in the store and the audit channel, never the token", async () => {
+    await vi.waitFor(async () => {
+      const audit = (await h.app.store.audit.list(TEAM)).filter(
+        (a) => a.entry.action === "token.mint",
+      );
+      expect(audit.length).toBe(minted.length);
+    });
+    const audit = (await h.app.store.audit.list(TEAM)).filter(
+      (a) => a.entry.action === "token.mint",
+    );
+    const lobby = audit.find((a) => a.entry.details?.clientName === "Lobby display");
+    expect(lobby?.entry).toMatchObject({
+      actor: USERS.admin,
+      details: {
+        roles: expect.stringMatching(
+          /^(ROLE_READWRITE,ROLE_READONLY|ROLE_READONLY,ROLE_READWRITE)$/,
+        ),
+      },
+    });
+    expect(typeof lobby?.entry.details?.expiresAt).toBe("number");
+    const posts = h.emulator.calls.filter(
+      (c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.audit,
+    );
+    expect(
+      posts.some(
+        (c) =>
+          /Lobby display/.test(String(c.args.text)) && /ROLE_READONLY/.test(String(c.args.text)),
+      ),
+    ).toBe(true);
+  });
+});
+
+describe("/onair tokens", () => {
+  it("lists live tokens masked to their last 4 characters", async () => {
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({ user: USERS.admin, channel: CHANNELS.general, text: "tokens" });
+    const call = await waitFor(h, (c) => c.method === "response_url", since);
+    const text = JSON.stringify(call.args.blocks);
+    for (const t of minted) {
+      expect(text).toContain(`••••${t.slice(-4)}`);
+      expect(text).not.toContain(t);
+    }
+    expect(text).toContain("Lobby display");
+    expect(text).toContain("relay's admin page");
+  });
+
+  it("every relay catalog error reads as its own plain message", async () => {
+    const seen = new Set<string>();
+    for (const name of Object.keys(RELAY_ERROR_CATALOG) as RelayErrorName[]) {
+      h.sandbox.control.addFault({ service: "relay", error: name, times: 10 });
+      const since = h.emulator.calls.length;
+      await h.driver.slashCommand({ user: USERS.admin, channel: CHANNELS.general, text: "tokens" });
+      const call: CallRecord = await waitFor(h, (c) => c.method === "response_url", since);
+      h.sandbox.control.clearFaults();
+      expect(call.args.text, name).toBe(
+        `${RELAY_ERROR_CATALOG[name].userMessage} (Relay error: ${name}.)`,
+      );
+      seen.add(String(call.args.text));
+    }
+    expect(seen.size).toBe(Object.keys(RELAY_ERROR_CATALOG).length);
+  });
+
+  it("a relay error while minting reaches the requester in plain words", async () => {
+    await commandOpensModal(h, USERS.admin, CHANNELS.general, "token", VIEWS.token);
+    h.sandbox.control.addFault({ service: "relay", error: "BadCredentialsException", times: 10 });
+    const since = h.emulator.calls.length;
+    await h.driver.viewSubmission({ user: USERS.admin, values: { [T.duration]: "day" } });
+    const call = await waitFor(
+      h,
+      (c) =>
+        c.method === "chat.postEphemeral" &&
+        String(c.args.text).startsWith(RELAY_ERROR_CATALOG.BadCredentialsException.userMessage),
+      since,
+    );
+    h.sandbox.control.clearFaults();
+    expect(call.args.user).toBe(USERS.admin);
+  });
+});
+
+describe("secrets", () => {
+  it("each token is in exactly one Slack call and nowhere in logs, audit or the raw store", async () => {
+    expect(minted.length).toBe(5);
+    const raw = JSON.stringify(await h.app.store.entries(""));
+    const audit = JSON.stringify(await h.app.store.audit.list(TEAM, 1000));
+    for (const t of minted) {
+      const carrying = h.emulator.calls.filter((c) => JSON.stringify(c.args).includes(t));
+      expect(carrying.map((c) => c.method)).toEqual(["chat.postEphemeral"]);
+      expect(carrying[0]?.args.user).toBe(USERS.admin);
+      expect(h.logs.some((l) => l.includes(t))).toBe(false);
+      expect(audit).not.toContain(t);
+      expect(raw).not.toContain(t);
+    }
+    const scan = createSecretScanner();
+    for (const line of h.logs) scan.add("log", line);
+    scan.assertNoSecrets([...h.secrets, "sandbox-secret", ...minted]);
+    expectAllPayloadsValid(h);
+  });
+});

@@ -1,0 +1,16 @@
+import { startApp } from "../../src/app.ts";
+import { loadConfig } from "../../src/config.ts";
+
+/**
+ * The app in a child process, configured by its environment, for tests that kill it (SIGKILL)
+ * or run two of it on one store. Prints `ONAIR_READY <origin>` once it serves.
+ */
+const app = await startApp({
+  config: loadConfig(process.env),
+  retryPolicy: "fast",
+  host: "127.0.0.1",
+});
+process.stdout.write(`ONAIR_READY ${app.origin}\n`);
+process.on("SIGTERM", () => {
+  void app.close().then(() => process.exit(0));
+});
