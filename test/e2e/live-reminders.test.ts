@@ -48,6 +48,20 @@ describe("reminders", () => {
     expect(first[0]?.text).toContain("Reminded webinar");
     expect(first[0]?.text).toContain("starts in 1 hour");
     expect(first[0]?.text).toContain(`<!date^${startSec}^`);
+    // The card is posted by the live worker after notify answers; wait for it, so the edit
+    // below must update it in place (were it still queued, the post would carry the new time).
+    await eventually(
+      () =>
+        h.emulator.calls.some(
+          (c) =>
+            c.method === "chat.postMessage" &&
+            c.args.channel === CHANNELS.townHall &&
+            JSON.stringify(c.args.blocks).includes(`<!date^${startSec}^`),
+        )
+          ? true
+          : undefined,
+      "the card with the first start",
+    );
 
     // Edit: two hours later. The old reminders go, new ones come.
     const newStart = before.start + 2 * 3600_000;
