@@ -176,8 +176,8 @@ export class EventLive {
         notices.push({ kind: "join", ...who }, { kind: "leave", ...who });
       }
     }
-    // This endpoint's line changed; every other cached line is still exact.
-    encodedLines.get(inst)?.delete(guid);
+    // This endpoint's line changed; every other encoded chunk is still exact.
+    touched(inst, guid);
     const nowIn = flat !== undefined && isOpen(flat);
     if (nowIn && !wasIn) inst.present++;
     if (!nowIn && wasIn) inst.present--;
@@ -277,32 +277,69 @@ function unescapeGuid(g: string): string {
 }
 
 /**
- * Each endpoint's encoded line, kept between persists: the worker persists after every batch,
- * and re-encoding thousands of unchanged sessions each time showed high in the ingest profile.
- * apply() is the only writer of sessions and drops the line of the endpoint it touches.
+ * The encoded sessions, kept between persists in chunks of endpoints (in first-seen order). The
+ * worker persists after every batch; re-encoding 20,000 unchanged sessions each time (and even
+ * looking each one's cached line up) stalled the event loop for milliseconds per turn and showed
+ * high in the ingest profile. Now a turn re-encodes only the chunks whose endpoints it touched
+ * (a burst of new attendees touches the last one) and joins the chunk texts. apply() is the only
+ * writer of sessions and marks the chunk of the endpoint it touches.
  */
-const encodedLines = new WeakMap<InstanceLive, Map<string, string>>();
+const ENCODE_CHUNK = 256;
+
+interface Encoding {
+  /** Endpoints in the sessions map's order. */
+  guids: string[];
+  /** endpointGuid → position in `guids`. */
+  index: Map<string, number>;
+  /** The text of each chunk of ENCODE_CHUNK endpoints; undefined = to encode again. */
+  texts: Array<string | undefined>;
+}
+
+const encodings = new WeakMap<InstanceLive, Encoding>();
+
+function encodingFor(inst: InstanceLive): Encoding {
+  const guids = [...inst.sessions.keys()];
+  const index = new Map<string, number>();
+  for (let i = 0; i < guids.length; i++) index.set(guids[i] as string, i);
+  const e: Encoding = { guids, index, texts: new Array(Math.ceil(guids.length / ENCODE_CHUNK)) };
+  encodings.set(inst, e);
+  return e;
+}
+
+/** The endpoint's line changed (or is new): its chunk is encoded again at the next persist. */
+function touched(inst: InstanceLive, guid: string): void {
+  const e = encodings.get(inst);
+  if (!e) return;
+  let i = e.index.get(guid);
+  if (i === undefined) {
+    i = e.guids.length;
+    e.guids.push(guid);
+    e.index.set(guid, i);
+  }
+  e.texts[Math.floor(i / ENCODE_CHUNK)] = undefined;
+}
 
 function encodeLine(guid: string, flat: readonly number[]): string {
   return `${escapeGuid(guid)},${flat.join(",")}`;
 }
 
 function encodeCached(inst: InstanceLive): string {
-  let cache = encodedLines.get(inst);
-  if (!cache) {
-    cache = new Map();
-    encodedLines.set(inst, cache);
-  }
-  const lines: string[] = [];
-  for (const [guid, flat] of inst.sessions) {
-    let line = cache.get(guid);
-    if (line === undefined) {
-      line = encodeLine(guid, flat);
-      cache.set(guid, line);
+  let e = encodings.get(inst);
+  // Sessions are only ever added through apply(), which keeps the encoding in step; a size that
+  // disagrees would mean another writer, and a fresh encoding is always right.
+  if (!e || e.guids.length !== inst.sessions.size) e = encodingFor(inst);
+  const chunks = Math.ceil(e.guids.length / ENCODE_CHUNK);
+  for (let c = 0; c < chunks; c++) {
+    if (e.texts[c] !== undefined) continue;
+    const end = Math.min(e.guids.length, (c + 1) * ENCODE_CHUNK);
+    const lines: string[] = [];
+    for (let i = c * ENCODE_CHUNK; i < end; i++) {
+      const guid = e.guids[i] as string;
+      lines.push(encodeLine(guid, inst.sessions.get(guid) ?? []));
     }
-    lines.push(line);
+    e.texts[c] = lines.join("\n");
   }
-  return lines.join("\n");
+  return e.texts.slice(0, chunks).join("\n");
 }
 
 export function encodeSessions(sessions: ReadonlyMap<string, readonly number[]>): string {

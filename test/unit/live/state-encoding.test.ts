@@ -48,4 +48,33 @@ describe("session lines kept between persists", () => {
       { seed: 20261122, numRuns: 200 },
     );
   });
+  it("stay exact across many chunks of endpoints (new ones, rejoins and leaves anywhere)", () => {
+    fc.assert(
+      fc.property(
+        fc.array(
+          fc.record({
+            guid: fc.integer({ min: 0, max: 900 }),
+            joinTime: fc.integer({ min: 1, max: 3 }),
+            left: fc.boolean(),
+            persist: fc.integer({ min: 0, max: 40 }),
+          }),
+          { minLength: 200, maxLength: 1_500 },
+        ),
+        (steps) => {
+          const live = new EventLive();
+          for (const s of steps) {
+            live.apply(
+              message(s.guid % 7 === 0 ? `g,${s.guid}` : `g${s.guid}`, s.joinTime, s.left),
+            );
+            if (s.persist !== 0) continue;
+            expect(live.toJSON().at(-1)?.sessions).toBe(encodeSessions(live.current()!.sessions));
+          }
+          const stored = live.toJSON();
+          expect(stored.at(-1)?.sessions).toBe(encodeSessions(live.current()!.sessions));
+          expect(EventLive.from(stored).toJSON()).toEqual(stored);
+        },
+      ),
+      { seed: 20261123, numRuns: 40, endOnFailure: true },
+    );
+  });
 });
