@@ -50,6 +50,8 @@ const rows: Row[] = [];
 interface LoadResult {
   sent: number;
   ok: number;
+  /** Acknowledged warm-up requests of an open loop (not in the figures). */
+  warmupOk?: number;
   failed: number;
   statuses: Record<string, number>;
   elapsedMs: number;
@@ -168,7 +170,11 @@ async function singleFlightRows(): Promise<void> {
 }
 
 /** Bare node:http parsing the same JSON: the baseline for webhook ingest. */
-export async function bareIngest(count: number, concurrency: number): Promise<LoadResult> {
+export async function bareIngest(
+  count: number,
+  concurrency: number,
+  extra: Record<string, unknown> = {},
+): Promise<LoadResult> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -179,7 +185,13 @@ export async function bareIngest(count: number, concurrency: number): Promise<Lo
   });
   const url = await listen(server);
   try {
-    return await load({ kind: "webhook", url: `${url}/webhooks/events/x`, count, concurrency });
+    return await load({
+      kind: "webhook",
+      url: `${url}/webhooks/events/x`,
+      count,
+      concurrency,
+      ...extra,
+    });
   } finally {
     server.close();
   }
@@ -329,6 +341,12 @@ async function subscribe(
 }
 
 const INGEST = { count: 20_000, warmup: 2_000, concurrency: 32 };
+/**
+ * The bar's own terms: 5,000 messages/s offered (an open loop: sent on schedule, whether or not
+ * earlier ones were answered) and the p99 of their acks. The closed loop above measures the most
+ * the route takes, where every request waits behind 31 others by construction.
+ */
+const OFFERED = { rate: 5_000, count: 15_000, connections: 64, warmup: 1_000 };
 
 async function ingestRows(label: string, storeUrl: string): Promise<void> {
   const h = await startHarness({ storeUrl, env: { LOG_LEVEL: "warn" } });
@@ -350,6 +368,9 @@ async function ingestRows(label: string, storeUrl: string): Promise<void> {
     cpu = process.cpuUsage();
     const app = await load({ ...plan, count: INGEST.count });
     const appCpu = cpuMicros(process.cpuUsage(cpu)) / app.sent;
+    const open = { rate: OFFERED.rate, concurrency: OFFERED.connections, warmup: OFFERED.warmup };
+    const bareOpen = await bareIngest(OFFERED.count, OFFERED.connections, open);
+    const appOpen = await load({ ...plan, ...open, count: OFFERED.count, offset: 2_000_000 });
     if (label === "SQLite") {
       // Where the time goes, stage by stage, without a profiler: the same route refused at the
       // secret (lookup + hash), then at the eventId (+ body, JSON.parse, zod); the rest of the
@@ -380,7 +401,7 @@ async function ingestRows(label: string, storeUrl: string): Promise<void> {
     }
     // Every acknowledged message must be stored: once the worker has drained the outbox, the
     // event's unique attendees are exactly the acknowledged JOINs (each has its own guid).
-    const acked = warm.ok + app.ok;
+    const acked = warm.ok + app.ok + appOpen.ok + (appOpen.warmupOk ?? 0);
     let unique = -1;
     const until = Date.now() + 60_000;
     while (Date.now() < until) {
@@ -408,12 +429,24 @@ async function ingestRows(label: string, storeUrl: string): Promise<void> {
       met: app.perSec >= 5_000 && app.perSec / base.perSec >= 0.5 && app.failed === 0,
     });
     rows.push({
-      measure: `webhook ingest, ${label}: p99 ack (ms); stored before ack`,
+      measure: `webhook ingest, ${label}: p99 ack (ms) at that saturation`,
       figure: `${fmt(app.p99)} (p50 ${fmt(app.p50)}); ${unique}/${acked} acked stored`,
       baseline: `${fmt(base.p99)} bare`,
       ratio: fmt(app.p99 / base.p99, 2),
+      bar: "-",
+      met: undefined,
+    });
+    rows.push({
+      measure: `webhook ingest, ${label}: p99 ack (ms) at ${fmt(OFFERED.rate / 1000, 0)},000 msg/s offered`,
+      figure: `${fmt(appOpen.p99)} (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent}); ${unique}/${acked} acked stored`,
+      baseline: `${fmt(bareOpen.p99)} bare`,
+      ratio: fmt(appOpen.p99 / bareOpen.p99, 2),
       bar: "≤ 20 ms; all acked stored",
-      met: app.p99 <= 20 && stored,
+      met:
+        appOpen.p99 <= 20 &&
+        appOpen.failed === 0 &&
+        appOpen.perSec >= OFFERED.rate * 0.95 &&
+        stored,
     });
   } finally {
     await h.close();
