@@ -10,6 +10,7 @@ import {
 } from "../store/index.ts";
 import { EventsError } from "../upstream/errors.ts";
 import { type Event, WEBHOOK_TYPES } from "../upstream/events/schemas.ts";
+import { withEventLock } from "./lock.ts";
 import {
   asLiveSub,
   DEFAULT_NOISE,
@@ -97,36 +98,6 @@ async function refresh(deps: Deps, team: string, eventId: string, subId: string)
     message: refreshMessage(),
   });
   liveWorker(deps)?.nudge();
-}
-
-const LOCK_MS = 30_000;
-
-/**
- * One lifecycle change per event at a time, across processes: two notifies racing would each
- * register a webhook, and the second would replace the first's secret upstream.
- */
-async function withEventLock<T>(
-  deps: Deps,
-  team: string,
-  eventId: string,
-  fn: () => Promise<T>,
-): Promise<T> {
-  const key = `live-lock:${team}:${eventId}`;
-  const giveUpAt = Date.now() + 15_000;
-  while (!(await deps.store.claimOnce(key, LOCK_MS))) {
-    if (Date.now() > giveUpAt) {
-      throw new UserFacingError(
-        USER_ERROR_CODES.invalid,
-        "Someone else is changing this event's live notices right now. Try again in a moment.",
-      );
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  try {
-    return await fn();
-  } finally {
-    await deps.store.delete(key);
-  }
 }
 
 function webhookUrl(deps: Deps, subId: string): string {

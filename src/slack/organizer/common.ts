@@ -1,6 +1,7 @@
 import { webApi } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
 import type { Deps } from "../../deps.ts";
+import { withEventLock } from "../../live/lock.ts";
 import type { EventRecord, UserLink } from "../../store/index.ts";
 import { RelayError } from "../../upstream/errors.ts";
 import type { Event } from "../../upstream/events/schemas.ts";
@@ -227,8 +228,9 @@ export function timesOf(event: Event): {
 }
 
 /**
- * Changes a few fields of the stored record, read just before the write: the live area updates
- * the same record (cards, instances), and a copy read before a slow upstream call would undo that.
+ * Changes a few fields of the stored record under the event's lock, read just before the write:
+ * the live area updates the same record (subscriptions, cards), and a copy read before a slow
+ * upstream call, or a write racing a notify, would undo that.
  */
 export async function patchRecord(
   deps: Deps,
@@ -236,9 +238,11 @@ export async function patchRecord(
   eventId: string,
   patch: Partial<EventRecord>,
 ): Promise<void> {
-  const current = await deps.store.events.get(team, eventId);
-  if (!current) return;
-  await deps.store.events.put({ ...current, ...patch, updatedAt: deps.now() });
+  await withEventLock(deps, team, eventId, async () => {
+    const current = await deps.store.events.get(team, eventId);
+    if (!current) return;
+    await deps.store.events.put({ ...current, ...patch, updatedAt: deps.now() });
+  });
 }
 
 /** GET with the organizer's token; the record learns the fresh title and times. */
