@@ -1,5 +1,6 @@
 import { argumentError, SlackApiError } from "./errors.ts";
-import type { Channel, Json, TokenRecord, Workspace } from "./workspace.ts";
+import { parseTs } from "./ids.ts";
+import type { Channel, Json, Message, TokenRecord, Workspace } from "./workspace.ts";
 
 /**
  * The Web API methods the app may call, each as Slack answers it. A handler gets parsed
@@ -131,6 +132,38 @@ function page<T>(items: readonly T[], a: Args, defaultLimit = 100): { items: T[]
 
 function readable(ctx: CallContext): Channel {
   return ctx.ws.visibleChannel(channelArg(ctx), actor(ctx).userId);
+}
+
+/** A Slack ts argument ("1700000000", "1700000000.5", "1700000000.000100") in microseconds. */
+function tsArg(a: Args, name: "oldest" | "latest"): number | undefined {
+  const v = a.str(name);
+  if (v === undefined) return undefined;
+  const m = /^(\d{1,12})(?:\.(\d{0,6}))?$/.exec(v);
+  if (!m) throw new SlackApiError(`invalid_ts_${name}`);
+  return Number(m[1]) * 1_000_000 + Number((m[2] ?? "").padEnd(6, "0"));
+}
+
+/**
+ * conversations.history / .replies time range: only messages strictly after `oldest` and
+ * before `latest` (default: now); `inclusive` keeps the bounds themselves.
+ */
+function timeRange(a: Args): (m: Message) => boolean {
+  const oldest = tsArg(a, "oldest");
+  const latest = tsArg(a, "latest");
+  const inclusive = a.bool("inclusive") === true;
+  return (m) => {
+    const at = parseTs(m.ts) ?? 0;
+    if (oldest !== undefined && (inclusive ? at < oldest : at <= oldest)) return false;
+    if (latest !== undefined && (inclusive ? at > latest : at >= latest)) return false;
+    return true;
+  };
+}
+
+/** A message as the read methods list it: metadata only when asked with include_all_metadata. */
+function listedMessage(ctx: CallContext, m: Message): Json {
+  const out = ctx.ws.messageJson(m);
+  if (ctx.args.bool("include_all_metadata") !== true) delete out.metadata;
+  return out;
 }
 
 const CONV_READ = ["channels:read", "groups:read", "im:read", "mpim:read"] as const;
@@ -490,10 +523,11 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
     handler: (ctx) => {
       const ch = readable(ctx);
       if (!ch.members.has(actor(ctx).userId)) throw new SlackApiError("not_in_channel");
-      const newestFirst = ctx.ws.topLevel(ch.id).reverse();
+      const within = timeRange(ctx.args);
+      const newestFirst = ctx.ws.topLevel(ch.id).filter(within).reverse();
       const p = page(newestFirst, ctx.args);
       return {
-        messages: p.items.map((m) => ctx.ws.messageJson(m)),
+        messages: p.items.map((m) => listedMessage(ctx, m)),
         has_more: p.next !== "",
         pin_count: 0,
         response_metadata: { next_cursor: p.next },
@@ -508,13 +542,15 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
       const ch = readable(ctx);
       if (!ch.members.has(actor(ctx).userId)) throw new SlackApiError("not_in_channel");
       const ts = ctx.args.required("ts", "thread_not_found");
+      const within = timeRange(ctx.args);
       const parent = ctx.ws.findMessage(ch, ts);
       if (!parent) throw new SlackApiError("thread_not_found");
       const root = parent.thread_ts ?? parent.ts;
       const rootMsg = ctx.ws.findMessage(ch, root) ?? parent;
-      const p = page([rootMsg, ...ctx.ws.replies(ch.id, root)], ctx.args);
+      // The parent comes first whatever the range; the range selects among the replies.
+      const p = page([rootMsg, ...ctx.ws.replies(ch.id, root).filter(within)], ctx.args);
       return {
-        messages: p.items.map((m) => ctx.ws.messageJson(m)),
+        messages: p.items.map((m) => listedMessage(ctx, m)),
         has_more: p.next !== "",
         response_metadata: { next_cursor: p.next },
       };
