@@ -1,0 +1,327 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expect } from "vitest";
+import { type SlackEmulator, startSlackEmulator } from "../../src/playground/emulator/server.ts";
+import {
+  type AttendeesResult,
+  type SandboxServer,
+  startSandboxServer,
+} from "../../src/sandbox/index.ts";
+import { createCipher, openStore } from "../../src/store/index.ts";
+import { CHANNELS, TEAM, USERS } from "./app-harness.ts";
+import {
+  type ChildApp,
+  digestTotals,
+  eventually,
+  type SeededEvent,
+  seedExternal,
+  spawnApp,
+} from "./live-fixtures.ts";
+
+/**
+ * The stage of the tests that run the app in child processes (kill -9, two instances on one
+ * store) and drive webhook bursts at it: a Slack emulator and an upstream sandbox in this
+ * process (so they outlive the app), one event seeded in the store, and the children spawned.
+ */
+
+export interface LiveStage {
+  readonly emulator: SlackEmulator;
+  readonly sandbox: SandboxServer;
+  readonly event: SeededEvent;
+  readonly signingSecret: string;
+  /** The store's encryption key. */
+  readonly key: Buffer;
+  /** Every child spawned, in order. */
+  readonly children: ChildApp[];
+  /** A child's environment: it listens on `port` and is reached at `publicUrl` (default: the port). */
+  childEnv(opts: {
+    port: number;
+    publicUrl?: string;
+    logLevel: "info" | "warn";
+  }): Record<string, string>;
+  /** Spawns a child and keeps it for close(). */
+  spawn(env: Record<string, string>): Promise<ChildApp>;
+  /** Subscribes the events channel to the event through the app at `origin`; the card's ts. */
+  notify(origin: string): Promise<string>;
+  /** The events channel as the tests read it: the card `ts` and its thread. */
+  view(ts: string): ChannelView;
+  /** Stops the children, the emulator and the sandbox, and removes the temporary store. */
+  close(): Promise<void>;
+}
+
+export interface ChannelView {
+  /** The texts of the card's thread (the digests), the card itself left out. */
+  thread(): string[];
+  /** The card's blocks, as JSON. */
+  card(): string;
+  /** The "unique *N*" figure of the card (0 before there is one). */
+  unique(): number;
+  /** How many top-level messages of the channel carry the event's title. */
+  cardCount(): number;
+}
+
+/**
+ * Starts the emulator and the sandbox and seeds the event into the store at `storeUrl` (by
+ * default a fresh SQLite file in a temporary folder, removed by close()).
+ */
+export async function startLiveStage(opts: {
+  title: string;
+  storeUrl?: string;
+  tmpPrefix?: string;
+}): Promise<LiveStage> {
+  const signingSecret = randomBytes(16).toString("hex");
+  const key = randomBytes(32);
+  const dir =
+    opts.storeUrl === undefined
+      ? mkdtempSync(join(tmpdir(), opts.tmpPrefix ?? "onair-live-stage-"))
+      : undefined;
+  const storeUrl = opts.storeUrl ?? `sqlite://${join(dir ?? "", "onair.sqlite")}`;
+  const emulator = await startSlackEmulator({ signingSecret });
+  const sandbox = await startSandboxServer();
+  const store = await openStore(storeUrl, { cipher: createCipher(key) });
+  const event = await seedExternal(store, {
+    team: TEAM,
+    organizer: USERS.omar,
+    eventsBaseUrl: sandbox.eventsBaseUrl,
+    title: opts.title,
+  });
+  await store.close();
+  const children: ChildApp[] = [];
+
+  const view = (ts: string): ChannelView => {
+    const card = () =>
+      JSON.stringify(
+        emulator.workspace.topLevel(CHANNELS.events).find((m) => m.ts === ts)?.blocks ?? "",
+      );
+    return {
+      thread: () =>
+        emulator.workspace
+          .replies(CHANNELS.events, ts)
+          .filter((m) => m.ts !== ts)
+          .map((m) => m.text ?? ""),
+      card,
+      unique: () => Number(/unique \*(\d+)\*/.exec(card())?.[1] ?? 0),
+      cardCount: () =>
+        emulator.workspace
+          .topLevel(CHANNELS.events)
+          .filter((m) => JSON.stringify(m.blocks ?? "").includes(event.title)).length,
+    };
+  };
+
+  return {
+    emulator,
+    sandbox,
+    event,
+    signingSecret,
+    key,
+    children,
+    childEnv({ port, publicUrl, logLevel }) {
+      return {
+        PORT: String(port),
+        PUBLIC_URL: publicUrl ?? `http://127.0.0.1:${port}`,
+        SLACK_SIGNING_SECRET: signingSecret,
+        SLACK_BOT_TOKEN: emulator.botToken,
+        SLACK_API_URL: emulator.apiUrl,
+        STORE_URL: storeUrl,
+        ONAIR_ENCRYPTION_KEY: key.toString("base64"),
+        RELAY_BASE_URL: sandbox.relayBaseUrl,
+        EVENTS_BASE_URL: sandbox.eventsBaseUrl,
+        LOG_LEVEL: logLevel,
+      };
+    },
+    async spawn(env) {
+      const child = await spawnApp(env);
+      children.push(child);
+      return child;
+    },
+    async notify(origin) {
+      emulator.setAppUrl(origin);
+      await emulator.driver.slashCommand({
+        user: USERS.omar,
+        channel: CHANNELS.events,
+        text: `notify ${event.eventId} <#${CHANNELS.events}|events>`,
+      });
+      return eventually(
+        () =>
+          emulator.workspace
+            .topLevel(CHANNELS.events)
+            .find((m) => JSON.stringify(m.blocks ?? "").includes(event.title))?.ts,
+        "the card",
+      );
+    },
+    view,
+    async close() {
+      for (const c of children) await c.stop().catch(() => undefined);
+      await emulator.close();
+      await sandbox.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** How long the channel must stay quiet before the final counts are taken. */
+const SETTLE_MS = 1_500;
+
+/**
+ * Waits for the digests to reach `joined`/`left` and the card to show `now`/`peak`/`unique`,
+ * lets the channel settle, then asserts the digests add up to exactly `joined`/`left` (nothing
+ * lost, nothing posted twice) on one card.
+ */
+export async function expectExactCounts(
+  stage: LiveStage,
+  ts: string,
+  want: { joined: number; left: number; now: number; peak: number; unique: number },
+  context: string,
+): Promise<void> {
+  const view = stage.view(ts);
+  await eventually(
+    () => {
+      const t = digestTotals(view.thread());
+      return t.joined >= want.joined && t.left >= want.left ? t : undefined;
+    },
+    `the digests ${context}`,
+    20_000,
+  );
+  const figures = `Attendees now *${want.now}* · peak *${want.peak}* · unique *${want.unique}*`;
+  await eventually(
+    () => (view.card().includes(figures) ? true : undefined),
+    `the card's figures ${context}`,
+  );
+  // Settled: nothing more arrives, and nothing was posted twice.
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  expect(digestTotals(view.thread())).toEqual({ joined: want.joined, left: want.left });
+  expect(view.cardCount()).toBe(1);
+}
+
+/**
+ * After a kill mid-burst: waits for the card to count every one of the `acked` JOINs and for the
+ * digests to catch up with the card, lets the channel settle, then asserts the count is `acked`
+ * plus at most `inFlight` (stored, but their 204 never reached the sender), that the digests
+ * post each counted join exactly once, and that there is one card.
+ */
+export async function expectAckedCountedOnce(
+  stage: LiveStage,
+  ts: string,
+  opts: { acked: number; inFlight: number; cardTimeoutMs: number; digestTimeoutMs: number },
+): Promise<void> {
+  const { acked } = opts;
+  const view = stage.view(ts);
+  await eventually(
+    () => (view.unique() >= acked ? true : undefined),
+    `the card counting all ${acked} acknowledged joins`,
+    opts.cardTimeoutMs,
+  );
+  await eventually(
+    () => (digestTotals(view.thread()).joined >= view.unique() ? true : undefined),
+    "the digests",
+    opts.digestTimeoutMs,
+  );
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  const counted = view.unique();
+  expect(counted).toBeGreaterThanOrEqual(acked);
+  expect(counted).toBeLessThanOrEqual(acked + opts.inFlight);
+  expect(digestTotals(view.thread()).joined).toBe(counted);
+  expect(view.cardCount()).toBe(1);
+}
+
+/** The webhook messages the app at `origin` has accepted, by its /metrics (0 when unreachable). */
+export async function acceptedWebhooks(origin: string): Promise<number> {
+  try {
+    const text = await (await fetch(`${origin}/metrics`)).text();
+    return Number(/onair_webhook_messages_total\{outcome="accepted"\} (\d+)/.exec(text)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Has the sandbox deliver `count` JOINs of the stage's event, and kills `victim` with -9 once it
+ * has accepted `killAt` of them, while the rest is still being sent. Resolves when the burst is
+ * over, with its result and whether the burst had already finished when the kill came.
+ */
+export async function killMidBurst(
+  stage: LiveStage,
+  victim: ChildApp,
+  opts: { count: number; concurrency: number; killAt: number; what: string },
+): Promise<{ result: AttendeesResult; finishedBeforeKill: boolean }> {
+  const burst = stage.sandbox.sandbox.control.attendees(stage.event.eventId, {
+    count: opts.count,
+    concurrency: opts.concurrency,
+  });
+  let finished = false;
+  void burst.then(
+    () => {
+      finished = true;
+    },
+    () => undefined,
+  );
+  await eventually(
+    async () => ((await acceptedWebhooks(victim.origin)) >= opts.killAt ? true : undefined),
+    opts.what,
+    20_000,
+  );
+  const finishedBeforeKill = finished;
+  await victim.kill();
+  return { result: await burst, finishedBeforeKill };
+}
+
+export interface Balancer {
+  /** Where the balancer listens: the children's PUBLIC_URL. */
+  readonly url: string;
+  /** Requests sent to each port first (by turn). */
+  readonly hits: [number, number];
+  close(): Promise<void>;
+}
+
+/**
+ * A load balancer in front of two instances that alternates between them. With `failover`, a
+ * request that meets a connection error goes to the other one (a health-checked LB).
+ */
+export async function startBalancer(
+  ports: [number, number],
+  opts: { failover: boolean },
+): Promise<Balancer> {
+  const hits: [number, number] = [0, 0];
+  let turn = 0;
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      const first = (turn++ % 2) as 0 | 1;
+      hits[first]++;
+      const attempt = (i: number, left: number) => {
+        const up = request(
+          {
+            host: "127.0.0.1",
+            port: ports[i],
+            path: req.url,
+            method: req.method,
+            headers: req.headers,
+          },
+          (r) => {
+            res.writeHead(r.statusCode ?? 502, r.headers);
+            r.pipe(res);
+          },
+        );
+        up.on("error", () => {
+          if (left > 0 && !res.headersSent) attempt(1 - i, left - 1);
+          else if (!res.headersSent) res.writeHead(502).end();
+          else res.destroy();
+        });
+        up.end(body);
+      };
+      attempt(first, opts.failover ? 1 : 0);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    hits,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
