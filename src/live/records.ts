@@ -86,6 +86,12 @@ export const ChannelPostingSchema = z.object({
   seq: z.number().int().nonnegative(),
   /** Slack's error when the channel refuses the app (archived, not found, …); cleared by notify. */
   blocked: z.string().optional(),
+  /** A first card post went out at this time (ms) with no ts recorded yet (recover.ts). */
+  cardPosting: z.number().optional(),
+  /** A digest went out with no outcome recorded yet: its seq and exactly what it took. */
+  digestPosting: z
+    .object({ seq: z.number().int().positive(), taken: PendingSchema, at: z.number() })
+    .optional(),
 });
 export interface ChannelPosting {
   cardTs?: string;
@@ -96,6 +102,14 @@ export interface ChannelPosting {
   lastThreadAt?: number;
   seq: number;
   blocked?: string;
+  cardPosting?: number;
+  digestPosting?: DigestPosting;
+}
+
+export interface DigestPosting {
+  seq: number;
+  taken: Pending;
+  at: number;
 }
 
 export const LiveRecordSchema = z.object({

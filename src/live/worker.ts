@@ -23,6 +23,7 @@ import {
   liveRepo,
   noiseOf,
 } from "./records.ts";
+import { cardMetadata, digestMetadata, findCard, findDigest } from "./recover.ts";
 import { EventLive, type StaffEmails } from "./state.ts";
 
 /**
@@ -84,6 +85,23 @@ interface SlackLikeError {
 
 function slackError(err: unknown): SlackLikeError {
   return err && typeof err === "object" ? (err as SlackLikeError) : {};
+}
+
+/**
+ * Awaits a post; when Slack answered with a refusal (an error or a 429) the post surely did not
+ * go out, so its in-flight mark is dropped: no lookup is needed before the next try. A lost
+ * answer (network, timeout) keeps the mark.
+ */
+async function unlessRefused<T>(call: Promise<T>, notPosted: () => void): Promise<T> {
+  try {
+    return await call;
+  } catch (err) {
+    const code = slackError(err).code;
+    if (code === "slack_webapi_rate_limited_error" || code === "slack_webapi_platform_error") {
+      notPosted();
+    }
+    throw err;
+  }
 }
 
 const REFRESH = "refresh";
@@ -422,17 +440,36 @@ export class EventRun {
       const card = renderCard(sub, this.live, ch);
       if (!card) return;
       if (!c.cardTs) {
-        const res = await client.chat.postMessage({
-          channel: ch,
-          text: card.text,
-          blocks: card.blocks,
-          unfurl_links: false,
-        });
-        if (!res.ts) throw new Error("chat.postMessage answered without a ts");
-        c.cardTs = res.ts;
-        c.cardHash = card.hash;
+        const since = c.cardPosting;
+        const found =
+          since === undefined
+            ? undefined
+            : await this.lookup(ch, "card", () => findCard(client, ch, this.eventId, since));
+        if (found) {
+          // The previous post went out; its answer was lost (crash, timeout): adopt it.
+          c.cardTs = found.ts;
+          if (found.hash) c.cardHash = found.hash;
+          else delete c.cardHash;
+        } else {
+          c.cardPosting = Date.now();
+          await this.save();
+          const res = await unlessRefused(
+            client.chat.postMessage({
+              channel: ch,
+              text: card.text,
+              blocks: card.blocks,
+              unfurl_links: false,
+              metadata: cardMetadata(this.eventId, card.hash),
+            }),
+            () => delete c.cardPosting,
+          );
+          if (!res.ts) throw new Error("chat.postMessage answered without a ts");
+          c.cardTs = res.ts;
+          c.cardHash = card.hash;
+        }
+        delete c.cardPosting;
         await this.save();
-        void this.mirrorCard(ch, res.ts);
+        void this.mirrorCard(ch, c.cardTs);
         return;
       }
       try {
@@ -470,6 +507,21 @@ export class EventRun {
       await this.save();
       return;
     }
+    const cardTs = c.cardTs;
+    const inflight = c.digestPosting;
+    if (inflight) {
+      const found = await this.lookup(ch, "digest", () =>
+        findDigest(client, ch, cardTs, this.eventId, inflight.seq, inflight.at),
+      );
+      if (found) {
+        // Posted before the answer was lost: take out what it took, post nothing.
+        this.digested(c, inflight.taken);
+        await this.save();
+        return;
+      }
+    }
+    // Not posted (or not found): the notices it would have taken are still pending; the same
+    // seq goes out with everything pending now.
     const taken: Pending = structuredClone(c.pending);
     const text = digestText(
       noiseOf(sub, ch),
@@ -477,24 +529,57 @@ export class EventRun {
       { present: this.live.current()?.present ?? 0 },
       await this.emailsShown(),
     );
-    c.seq++;
-    await client.chat.postMessage({
-      channel: ch,
-      thread_ts: c.cardTs,
-      text,
-      metadata: {
-        event_type: "onair_digest",
-        event_payload: {
-          eventId: this.eventId,
-          seq: c.seq,
-          joined: taken.joined,
-          left: taken.left,
-        },
-      },
-    });
-    c.pending = subtract(c.pending, taken);
-    c.lastThreadAt = Date.now();
+    const seq = inflight?.seq ?? c.seq + 1;
+    c.seq = seq;
+    c.digestPosting = { seq, taken, at: Date.now() };
     await this.save();
+    await unlessRefused(
+      client.chat.postMessage({
+        channel: ch,
+        thread_ts: cardTs,
+        text,
+        metadata: digestMetadata(this.eventId, seq, taken),
+      }),
+      () => delete c.digestPosting,
+    );
+    this.digested(c, taken);
+    await this.save();
+  }
+
+  private digested(c: ChannelPosting, taken: Pending): void {
+    c.pending = subtract(c.pending, taken);
+    delete c.digestPosting;
+    c.lastThreadAt = Date.now();
+  }
+
+  /**
+   * Looks in Slack for a post whose outcome was not recorded. Slack asking to slow down is
+   * thrown (the lane waits and asks again); any other failure (a missing scope, the bot not in
+   * the channel) is logged and read as "not there": a duplicate is better than a channel that
+   * never gets its posts.
+   */
+  private async lookup<T>(
+    ch: string,
+    what: "card" | "digest",
+    find: () => Promise<T | undefined>,
+  ): Promise<T | undefined> {
+    try {
+      return await find();
+    } catch (err) {
+      const e = slackError(err);
+      if (e.code === "slack_webapi_rate_limited_error") throw err;
+      this.worker.deps.logger.warn(
+        {
+          channel: ch,
+          eventId: this.eventId,
+          what,
+          code: e.code,
+          error: e.data?.error ?? (err instanceof Error ? err.message : String(err)),
+        },
+        "live: could not look in Slack for a post that may have gone out; posting it again",
+      );
+      return undefined;
+    }
   }
 
   /**
@@ -562,6 +647,7 @@ export class EventRun {
     const c = this.channel(ch);
     c.blocked = error;
     c.pending = emptyPending();
+    delete c.digestPosting;
     this.worker.deps.logger.warn(
       { channel: ch, error, eventId: this.eventId },
       "live: Slack refuses posts to this channel; its notices stop until it is notified again",

@@ -1,0 +1,118 @@
+import type { WebClient } from "@slack/web-api";
+
+/**
+ * Exactly-once posting across a crash. Before the worker posts an event's first card or a
+ * digest it records "in flight" on the live record and posts with metadata naming it; after
+ * Slack answers it records the result and clears the mark. A process that finds the mark (the
+ * previous one died, or the answer was lost) looks in Slack first: found, it adopts the message;
+ * not found, it posts. These are the lookups.
+ */
+
+export const CARD_EVENT = "onair_card";
+export const DIGEST_EVENT = "onair_digest";
+
+/** How far before the mark a lookup reads: the app's clock and Slack's may disagree. */
+const CLOCK_SLACK_MS = 10 * 60_000;
+const PAGE = 100;
+const PAGES = 10;
+
+export function cardMetadata(eventId: string, hash: string) {
+  return { event_type: CARD_EVENT, event_payload: { eventId, hash } };
+}
+
+export function digestMetadata(
+  eventId: string,
+  seq: number,
+  taken: { joined: number; left: number },
+) {
+  return {
+    event_type: DIGEST_EVENT,
+    event_payload: { eventId, seq, joined: taken.joined, left: taken.left },
+  };
+}
+
+interface Listed {
+  ts?: string;
+  metadata?: { event_type?: string; event_payload?: unknown };
+}
+
+type Payload = Record<string, unknown>;
+
+function payloadOf(m: Listed, eventType: string, eventId: string): Payload | undefined {
+  if (m.metadata?.event_type !== eventType) return undefined;
+  const p = m.metadata.event_payload;
+  if (typeof p !== "object" || p === null) return undefined;
+  return (p as Payload).eventId === eventId ? (p as Payload) : undefined;
+}
+
+function oldest(since: number): string {
+  return ((since - CLOCK_SLACK_MS) / 1000).toFixed(6);
+}
+
+/** Reads pages until `match` finds a message; Slack's errors are thrown as they come. */
+async function scan<T>(
+  read: (cursor: string | undefined) => Promise<{
+    messages?: Listed[];
+    response_metadata?: { next_cursor?: string };
+  }>,
+  match: (m: Listed) => T | undefined,
+): Promise<T | undefined> {
+  let cursor: string | undefined;
+  for (let i = 0; i < PAGES; i++) {
+    const res = await read(cursor);
+    for (const m of res.messages ?? []) {
+      const found = match(m);
+      if (found !== undefined) return found;
+    }
+    cursor = res.response_metadata?.next_cursor || undefined;
+    if (!cursor) return undefined;
+  }
+  return undefined;
+}
+
+/** The event's card in the channel's history since `since` (ms): its ts and content hash. */
+export function findCard(
+  client: WebClient,
+  channel: string,
+  eventId: string,
+  since: number,
+): Promise<{ ts: string; hash: string | undefined } | undefined> {
+  return scan(
+    (cursor) =>
+      client.conversations.history({
+        channel,
+        oldest: oldest(since),
+        include_all_metadata: true,
+        limit: PAGE,
+        ...(cursor ? { cursor } : {}),
+      }),
+    (m) => {
+      const p = payloadOf(m, CARD_EVENT, eventId);
+      if (!p || !m.ts) return undefined;
+      return { ts: m.ts, hash: typeof p.hash === "string" ? p.hash : undefined };
+    },
+  );
+}
+
+/** The digest numbered `seq` in the card's thread since `since` (ms): its ts. */
+export function findDigest(
+  client: WebClient,
+  channel: string,
+  cardTs: string,
+  eventId: string,
+  seq: number,
+  since: number,
+): Promise<string | undefined> {
+  return scan(
+    (cursor) =>
+      client.conversations.replies({
+        channel,
+        ts: cardTs,
+        oldest: oldest(since),
+        include_all_metadata: true,
+        limit: PAGE,
+        ...(cursor ? { cursor } : {}),
+      }),
+    (m) => (payloadOf(m, DIGEST_EVENT, eventId)?.seq === seq ? m.ts : undefined),
+  );
+}

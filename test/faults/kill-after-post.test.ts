@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CallRecord } from "../../src/playground/emulator/server.ts";
+import { CHANNELS, USERS } from "../helpers/app-harness.ts";
+import { type ChildApp, digestTotals, eventually, freePort } from "../helpers/live-fixtures.ts";
+import { type LiveStage, startLiveStage } from "../helpers/live-stage.ts";
+
+/**
+ * kill -9 in the narrowest window there is: Slack has accepted the post (the card, a digest)
+ * and the app dies before it records that. The emulator kills the child from its call hook,
+ * before it even sends the answer. The next process must find the message in Slack and adopt
+ * it: one card, one digest per seq, exact totals.
+ */
+
+const JOINS = 40;
+const MORE = 7;
+
+let stage: LiveStage;
+let env: Record<string, string>;
+let cardTs: string;
+
+beforeAll(async () => {
+  stage = await startLiveStage({
+    title: "Killed after posting",
+    tmpPrefix: "onair-faults-kill-after-post-",
+  });
+  // A fixed port: the webhook URL registered upstream must reach every later process too.
+  env = stage.childEnv({ port: await freePort(), logLevel: "warn" });
+}, 30_000);
+
+afterAll(async () => {
+  await stage?.close();
+});
+
+async function start(): Promise<ChildApp> {
+  // One process at a time (a test that failed may have left its child running).
+  for (const c of stage.children) await c.stop().catch(() => undefined);
+  const child = await stage.spawn(env);
+  stage.emulator.setAppUrl(child.origin);
+  return child;
+}
+
+/** SIGKILLs `child` the moment the emulator accepts the first post matching `match`. */
+function killOnPost(child: ChildApp, match: (call: CallRecord) => boolean): Promise<void> {
+  const exited = new Promise<void>((resolve) => child.proc.once("exit", () => resolve()));
+  const off = stage.emulator.onCall((call) => {
+    if (call.method !== "chat.postMessage" || !call.ok || !match(call)) return;
+    off();
+    child.proc.kill("SIGKILL");
+  });
+  return exited;
+}
+
+const isCard = (call: CallRecord) =>
+  call.args.thread_ts === undefined &&
+  JSON.stringify(call.args.blocks ?? "").includes(stage.event.title);
+
+const cards = () =>
+  stage.emulator.workspace
+    .topLevel(CHANNELS.events)
+    .filter((m) => JSON.stringify(m.blocks ?? "").includes(stage.event.title));
+
+const digests = () =>
+  stage.emulator.workspace.replies(CHANNELS.events, cardTs).map((m) => ({
+    text: m.text,
+    seq: (m.metadata as { event_payload?: { seq?: number } } | undefined)?.event_payload?.seq,
+  }));
+
+const recoveryFailed = (c: ChildApp) => c.output.join("").includes("could not look in Slack");
+
+describe("kill -9 between Slack's answer and the record", () => {
+  it("posts the event's card once", async () => {
+    const first = await start();
+    const killed = killOnPost(first, isCard);
+    // The command's own answer may be cut short by the kill; the card is what counts.
+    await stage.emulator.driver
+      .slashCommand({
+        user: USERS.omar,
+        channel: CHANNELS.events,
+        text: `notify ${stage.event.eventId} <#${CHANNELS.events}|events>`,
+      })
+      .catch(() => undefined);
+    await killed;
+    expect(cards()).toHaveLength(1);
+
+    const second = await start();
+    // The restarted worker resumes the event: a state change must land on the same card.
+    await stage.sandbox.sandbox.control.setState(stage.event.eventId, { state: "IN_EVENT" });
+    cardTs = await eventually(
+      () => cards().find((m) => JSON.stringify(m.blocks).includes("unique"))?.ts,
+      "the card updated with the live figures",
+      20_000,
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(cards()).toHaveLength(1);
+    expect(recoveryFailed(second)).toBe(false);
+  }, 60_000);
+
+  it("posts each digest once, with exact totals", async () => {
+    const third = await start();
+    // Hold the thread back (429s) until the whole burst is acknowledged, so it all goes into
+    // one digest: the one the kill interrupts.
+    stage.emulator.throttle({
+      method: "chat.postMessage",
+      channel: CHANNELS.events,
+      times: 1_000,
+      retryAfterSec: 1,
+    });
+    const burst = await stage.sandbox.sandbox.control.attendees(stage.event.eventId, {
+      count: JOINS,
+    });
+    expect(burst.delivered).toBe(JOINS);
+    const killed = killOnPost(third, (call) => call.args.thread_ts === cardTs);
+    stage.emulator.clearThrottles();
+    await killed;
+    expect(digestTotals(digests().map((d) => d.text))).toEqual({ joined: JOINS, left: 0 });
+
+    const fourth = await start();
+    // The fourth process adopts the digest it finds rather than post it again; later notices go
+    // on under the next seq.
+    await new Promise((r) => setTimeout(r, 4_000));
+    const more = await stage.sandbox.sandbox.control.attendees(stage.event.eventId, {
+      count: MORE,
+    });
+    expect(more.delivered).toBe(MORE);
+    await eventually(
+      () => (digestTotals(digests().map((d) => d.text)).joined >= JOINS + MORE ? true : undefined),
+      "the digest of the later joins",
+      20_000,
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(digestTotals(digests().map((d) => d.text))).toEqual({ joined: JOINS + MORE, left: 0 });
+    expect(digests().map((d) => d.seq)).toEqual([1, 2]);
+    expect(cards()).toHaveLength(1);
+    expect(recoveryFailed(fourth)).toBe(false);
+  }, 60_000);
+
+  it("posts again, with a warning, when Slack will not show the channel's history", async () => {
+    // #town-hall: the bot posts there (chat:write.public) but is no member, so
+    // conversations.history answers not_in_channel. The channel must not stall on that.
+    const fifth = await start();
+    const inTownHall = () =>
+      stage.emulator.workspace
+        .topLevel(CHANNELS.townHall)
+        .filter((m) => JSON.stringify(m.blocks ?? "").includes(stage.event.title));
+    const killed = killOnPost(fifth, (call) => call.args.channel === CHANNELS.townHall);
+    await stage.emulator.driver
+      .slashCommand({
+        user: USERS.omar,
+        channel: CHANNELS.townHall,
+        text: `notify ${stage.event.eventId} <#${CHANNELS.townHall}|town-hall>`,
+      })
+      .catch(() => undefined);
+    await killed;
+    const sixth = await start();
+    await eventually(
+      () => (inTownHall().length === 2 ? true : undefined),
+      "the card posted again",
+      20_000,
+    );
+    expect(recoveryFailed(sixth)).toBe(true);
+    expect(
+      stage.emulator.calls.some(
+        (c) => c.method === "conversations.history" && c.error === "not_in_channel",
+      ),
+    ).toBe(true);
+    expect(cards()).toHaveLength(1);
+  }, 60_000);
+});
