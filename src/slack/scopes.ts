@@ -1,7 +1,8 @@
 /**
- * The Web API methods the app calls and the bot scope each one needs. The manifest's scopes are
- * exactly the union of these, so adding a call here is how a scope gets requested; a test checks
- * that the code calls no method missing from this table.
+ * The Web API methods the app calls and the bot scope each one needs (a list: one per kind of
+ * conversation the app uses it on). The manifest's scopes are exactly the union of these, so
+ * adding a call here is how a scope gets requested; a test checks that the code calls no method
+ * missing from this table.
  */
 export const METHOD_SCOPES = {
   "auth.test": null,
@@ -21,7 +22,11 @@ export const METHOD_SCOPES = {
   "usergroups.list": "usergroups:read",
   "usergroups.users.list": "usergroups:read",
   "conversations.info": "channels:read",
-} as const satisfies Record<string, string | null>;
+  // Only after a crash: is the card or digest whose answer was lost already there (live/recover.ts)?
+  // Notified channels may be public or private.
+  "conversations.history": ["channels:history", "groups:history"],
+  "conversations.replies": ["channels:history", "groups:history"],
+} as const satisfies Record<string, string | readonly string[] | null>;
 
 export type SlackMethod = keyof typeof METHOD_SCOPES;
 
@@ -34,6 +39,8 @@ export const EXTRA_SCOPES = ["commands", "chat:write.public", "users:read.email"
 
 export function botScopes(): string[] {
   const all = new Set<string>(EXTRA_SCOPES);
-  for (const scope of Object.values(METHOD_SCOPES)) if (scope) all.add(scope);
+  for (const scope of Object.values(METHOD_SCOPES)) {
+    for (const s of typeof scope === "string" ? [scope] : (scope ?? [])) all.add(s);
+  }
   return [...all].sort();
 }
