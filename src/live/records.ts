@@ -88,6 +88,8 @@ export const ChannelPostingSchema = z.object({
   blocked: z.string().optional(),
   /** A first card post went out at this time (ms) with no ts recorded yet (recover.ts). */
   cardPosting: z.number().optional(),
+  /** The thread's running count went out at this time (ms) with no ts recorded yet. */
+  counterPosting: z.number().optional(),
   /** A digest went out with no outcome recorded yet: its seq and exactly what it took. */
   digestPosting: z
     .object({ seq: z.number().int().positive(), taken: PendingSchema, at: z.number() })
@@ -103,6 +105,7 @@ export interface ChannelPosting {
   seq: number;
   blocked?: string;
   cardPosting?: number;
+  counterPosting?: number;
   digestPosting?: DigestPosting;
 }
 

@@ -1,8 +1,8 @@
 import type { WebClient } from "@slack/web-api";
 
 /**
- * Exactly-once posting across a crash. Before the worker posts an event's first card or a
- * digest it records "in flight" on the live record and posts with metadata naming it; after
+ * Exactly-once posting across a crash. Before the worker posts an event's first card, a digest
+ * or the thread's running count it records "in flight" on the live record and posts with metadata naming it; after
  * Slack answers it records the result and clears the mark. A process that finds the mark (the
  * previous one died, or the answer was lost) looks in Slack first: found, it adopts the message;
  * not found, it posts. These are the lookups.
@@ -10,6 +10,7 @@ import type { WebClient } from "@slack/web-api";
 
 export const CARD_EVENT = "onair_card";
 export const DIGEST_EVENT = "onair_digest";
+export const COUNTER_EVENT = "onair_counter";
 
 /** How far before the mark a lookup reads: the app's clock and Slack's may disagree. */
 const CLOCK_SLACK_MS = 10 * 60_000;
@@ -29,6 +30,10 @@ export function digestMetadata(
     event_type: DIGEST_EVENT,
     event_payload: { eventId, seq, joined: taken.joined, left: taken.left },
   };
+}
+
+export function counterMetadata(eventId: string) {
+  return { event_type: COUNTER_EVENT, event_payload: { eventId } };
 }
 
 interface Listed {
@@ -94,15 +99,14 @@ export function findCard(
   );
 }
 
-/** The digest numbered `seq` in the card's thread since `since` (ms): its ts. */
-export function findDigest(
+/** A reply in the card's thread since `since` (ms) that `match` picks. */
+function findReply<T>(
   client: WebClient,
   channel: string,
   cardTs: string,
-  eventId: string,
-  seq: number,
   since: number,
-): Promise<string | undefined> {
+  match: (m: Listed) => T | undefined,
+): Promise<T | undefined> {
   return scan(
     (cursor) =>
       client.conversations.replies({
@@ -113,6 +117,33 @@ export function findDigest(
         limit: PAGE,
         ...(cursor ? { cursor } : {}),
       }),
-    (m) => (payloadOf(m, DIGEST_EVENT, eventId)?.seq === seq ? m.ts : undefined),
+    match,
+  );
+}
+
+/** The digest numbered `seq` in the card's thread since `since` (ms): its ts. */
+export function findDigest(
+  client: WebClient,
+  channel: string,
+  cardTs: string,
+  eventId: string,
+  seq: number,
+  since: number,
+): Promise<string | undefined> {
+  return findReply(client, channel, cardTs, since, (m) =>
+    payloadOf(m, DIGEST_EVENT, eventId)?.seq === seq ? m.ts : undefined,
+  );
+}
+
+/** The running-count reply in the card's thread since `since` (ms): its ts. */
+export function findCounter(
+  client: WebClient,
+  channel: string,
+  cardTs: string,
+  eventId: string,
+  since: number,
+): Promise<string | undefined> {
+  return findReply(client, channel, cardTs, since, (m) =>
+    payloadOf(m, COUNTER_EVENT, eventId) ? m.ts : undefined,
   );
 }

@@ -13,6 +13,7 @@ import {
   type Pending,
   subtract,
 } from "./digest.ts";
+import { eventLockKey } from "./lock.ts";
 import {
   activeRepo,
   asLiveSub,
@@ -23,7 +24,14 @@ import {
   liveRepo,
   noiseOf,
 } from "./records.ts";
-import { cardMetadata, digestMetadata, findCard, findDigest } from "./recover.ts";
+import {
+  cardMetadata,
+  counterMetadata,
+  digestMetadata,
+  findCard,
+  findCounter,
+  findDigest,
+} from "./recover.ts";
 import { EventLive, type StaffEmails } from "./state.ts";
 
 /**
@@ -485,6 +493,7 @@ export class EventRun {
           // Someone deleted the card: post a new one rather than keep failing.
           delete c.cardTs;
           delete c.counterTs;
+          delete c.counterPosting;
           await this.save();
           return;
         }
@@ -495,19 +504,45 @@ export class EventRun {
       return;
     }
     if (!c.cardTs) return;
+    const cardTs = c.cardTs;
     if (kind === "counter") {
       const text = this.counterText();
-      if (!c.counterTs) {
-        const res = await client.chat.postMessage({ channel: ch, thread_ts: c.cardTs, text });
-        if (res.ts) c.counterTs = res.ts;
-      } else {
+      if (c.counterTs) {
         await client.chat.update({ channel: ch, ts: c.counterTs, text });
+        c.counterHash = text;
+        await this.save();
+        return;
       }
-      c.counterHash = text;
+      const since = c.counterPosting;
+      const found =
+        since === undefined
+          ? undefined
+          : await this.lookup(ch, "counter", () =>
+              findCounter(client, ch, cardTs, this.eventId, since),
+            );
+      if (found) {
+        // Posted before the answer was lost: adopt it; the next turn brings its text up to date.
+        c.counterTs = found;
+        delete c.counterHash;
+      } else {
+        c.counterPosting = Date.now();
+        await this.save();
+        const res = await unlessRefused(
+          client.chat.postMessage({
+            channel: ch,
+            thread_ts: cardTs,
+            text,
+            metadata: counterMetadata(this.eventId),
+          }),
+          () => delete c.counterPosting,
+        );
+        if (res.ts) c.counterTs = res.ts;
+        c.counterHash = text;
+      }
+      delete c.counterPosting;
       await this.save();
       return;
     }
-    const cardTs = c.cardTs;
     const inflight = c.digestPosting;
     if (inflight) {
       const found = await this.lookup(ch, "digest", () =>
@@ -560,7 +595,7 @@ export class EventRun {
    */
   private async lookup<T>(
     ch: string,
-    what: "card" | "digest",
+    what: "card" | "counter" | "digest",
     find: () => Promise<T | undefined>,
   ): Promise<T | undefined> {
     try {
@@ -592,7 +627,7 @@ export class EventRun {
     change: (rec: EventRecord) => EventRecord | undefined,
   ): Promise<void> {
     const store = this.worker.deps.store;
-    const lock = `live-lock:${this.team}:${this.eventId}`;
+    const lock = eventLockKey(this.team, this.eventId);
     try {
       let held = false;
       // A notify holds the lock for a moment; wait for it rather than skip the first card.
@@ -648,6 +683,7 @@ export class EventRun {
     c.blocked = error;
     c.pending = emptyPending();
     delete c.digestPosting;
+    delete c.counterPosting;
     this.worker.deps.logger.warn(
       { channel: ch, error, eventId: this.eventId },
       "live: Slack refuses posts to this channel; its notices stop until it is notified again",

@@ -13,6 +13,7 @@ import { type LiveStage, startLiveStage } from "../helpers/live-stage.ts";
 
 const JOINS = 40;
 const MORE = 7;
+const LATER = 3;
 
 let stage: LiveStage;
 let env: Record<string, string>;
@@ -164,5 +165,51 @@ describe("kill -9 between Slack's answer and the record", () => {
       ),
     ).toBe(true);
     expect(cards()).toHaveLength(1);
+  }, 60_000);
+  it("posts the thread's running count once", async () => {
+    // #general with the "counter" noise level: one reply in the card's thread, edited in place.
+    const seventh = await start();
+    const generalCard = () =>
+      stage.emulator.workspace
+        .topLevel(CHANNELS.general)
+        .find((m) => JSON.stringify(m.blocks ?? "").includes(stage.event.title));
+    const counters = () => {
+      const card = generalCard();
+      if (!card?.ts) return [];
+      return stage.emulator.workspace
+        .replies(CHANNELS.general, card.ts)
+        .filter(
+          (m) =>
+            (m.metadata as { event_type?: string } | undefined)?.event_type === "onair_counter",
+        );
+    };
+    const killed = killOnPost(
+      seventh,
+      (call) => call.args.channel === CHANNELS.general && call.args.thread_ts !== undefined,
+    );
+    await stage.emulator.driver
+      .slashCommand({
+        user: USERS.omar,
+        channel: CHANNELS.general,
+        text: `notify ${stage.event.eventId} <#${CHANNELS.general}|general> counter`,
+      })
+      .catch(() => undefined);
+    await killed;
+    expect(counters()).toHaveLength(1);
+
+    const eighth = await start();
+    const more = await stage.sandbox.sandbox.control.attendees(stage.event.eventId, {
+      count: LATER,
+    });
+    expect(more.delivered).toBe(LATER);
+    const total = JOINS + MORE + LATER;
+    await eventually(
+      () => (counters()[0]?.text?.includes(`So far ${total} joined`) ? true : undefined),
+      "the running count updated in place",
+      20_000,
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(counters()).toHaveLength(1);
+    expect(recoveryFailed(eighth)).toBe(false);
   }, 60_000);
 });
