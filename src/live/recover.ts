@@ -12,10 +12,16 @@ export const CARD_EVENT = "onair_card";
 export const DIGEST_EVENT = "onair_digest";
 export const COUNTER_EVENT = "onair_counter";
 
-/** How far before the mark a lookup reads: the app's clock and Slack's may disagree. */
-const CLOCK_SLACK_MS = 10 * 60_000;
-const PAGE = 100;
-const PAGES = 10;
+/**
+ * How far before the mark a lookup reads: the mark is stored before the post, so only clock
+ * skew between this host and Slack can put the message earlier. A narrow window keeps the
+ * lookup to one page and cannot reach an older post of the same kind (a card replaced after
+ * cant_update_message, an earlier digest).
+ */
+const CLOCK_SLACK_MS = 60_000;
+/** Slack's limit for non-Marketplace apps (15 objects a page, a request a minute). */
+const PAGE = 15;
+const PAGES = 5;
 
 export function cardMetadata(eventId: string, hash: string) {
   return { event_type: CARD_EVENT, event_payload: { eventId, hash } };

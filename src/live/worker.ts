@@ -112,6 +112,19 @@ async function unlessRefused<T>(call: Promise<T>, notPosted: () => void): Promis
   }
 }
 
+/** How often a lookup may fail for a passing reason before the post goes out anyway. */
+const LOOKUP_TRIES = 3;
+
+/**
+ * The event's lease ran out (or is about to) while a post was being prepared: the post is left
+ * to whoever owns the event next, which finds the in-flight mark and looks first.
+ */
+class NotOwner extends Error {
+  constructor() {
+    super("live: this process no longer owns the event");
+  }
+}
+
 const REFRESH = "refresh";
 
 export function isRefresh(message: unknown): boolean {
@@ -215,6 +228,7 @@ class Lane {
         this.nextAt = Date.now() + run.worker.options.paceMs;
         run.worker.deps.metrics.slackCalls.inc({ method: `bulk.${action.kind}`, outcome: "ok" });
       } catch (err) {
+        if (err instanceof NotOwner) return;
         const e = slackError(err);
         if (e.code === "slack_webapi_rate_limited_error") {
           const after = Math.max(1, Number(e.retryAfter) || 1) * 1000;
@@ -252,6 +266,8 @@ export class EventRun {
   leaseUntil: number;
   inflight = 0;
   dropped = false;
+  /** Failed lookups per channel since the last one that settled (see lookup). */
+  private readonly lookupTries = new Map<string, number>();
   /** Shutting down: lanes finish their current call (and record it), then stop. */
   stopping = false;
   idleSince: number | undefined;
@@ -460,7 +476,7 @@ export class EventRun {
           else delete c.cardHash;
         } else {
           c.cardPosting = Date.now();
-          await this.save();
+          await this.markSaved();
           const res = await unlessRefused(
             client.chat.postMessage({
               channel: ch,
@@ -526,7 +542,7 @@ export class EventRun {
         delete c.counterHash;
       } else {
         c.counterPosting = Date.now();
-        await this.save();
+        await this.markSaved();
         const res = await unlessRefused(
           client.chat.postMessage({
             channel: ch,
@@ -567,7 +583,7 @@ export class EventRun {
     const seq = inflight?.seq ?? c.seq + 1;
     c.seq = seq;
     c.digestPosting = { seq, taken, at: Date.now() };
-    await this.save();
+    await this.markSaved();
     await unlessRefused(
       client.chat.postMessage({
         channel: ch,
@@ -588,33 +604,52 @@ export class EventRun {
   }
 
   /**
-   * Looks in Slack for a post whose outcome was not recorded. Slack asking to slow down is
-   * thrown (the lane waits and asks again); any other failure (a missing scope, the bot not in
-   * the channel) is logged and read as "not there": a duplicate is better than a channel that
-   * never gets its posts.
+   * Stores an in-flight mark before its post. A run whose lease lapsed stores nothing (save()
+   * leaves the record to the new owner), so it must not post either.
+   */
+  private async markSaved(): Promise<void> {
+    await this.save();
+    if (!this.mayCall()) throw new NotOwner();
+  }
+
+  /**
+   * Looks in Slack for a post whose outcome was not recorded. Slack refusing (a missing scope,
+   * the bot not in the channel) is logged and read as "not there": a duplicate is better than a
+   * channel that never gets its posts. A passing failure (429, 5xx, a lost answer) is thrown so
+   * the lane asks again later, LOOKUP_TRIES times at most.
    */
   private async lookup<T>(
     ch: string,
     what: "card" | "counter" | "digest",
     find: () => Promise<T | undefined>,
   ): Promise<T | undefined> {
+    let found: T | undefined;
     try {
-      return await find();
+      found = await find();
     } catch (err) {
       const e = slackError(err);
-      if (e.code === "slack_webapi_rate_limited_error") throw err;
+      const refused = e.code === "slack_webapi_platform_error";
+      const tries = (this.lookupTries.get(ch) ?? 0) + 1;
+      this.lookupTries.set(ch, tries);
+      // Slow down, a lost answer, a 5xx: ask again later (the lane waits), a few times at most,
+      // so a channel never stalls behind a lookup that keeps failing.
+      if (!refused && tries < LOOKUP_TRIES) throw err;
       this.worker.deps.logger.warn(
         {
           channel: ch,
           eventId: this.eventId,
           what,
           code: e.code,
+          tries,
           error: e.data?.error ?? (err instanceof Error ? err.message : String(err)),
         },
         "live: could not look in Slack for a post that may have gone out; posting it again",
       );
-      return undefined;
     }
+    this.lookupTries.delete(ch);
+    // The lookup may have taken a while: post only while this process still owns the event.
+    if (!this.mayCall()) throw new NotOwner();
+    return found;
   }
 
   /**
