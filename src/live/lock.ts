@@ -9,36 +9,53 @@ import { USER_ERROR_CODES, UserFacingError } from "../slack/access.ts";
  * fresh, changes it and writes it back.
  */
 
-/** The store key of the lock; the live worker's record updates take the same key. */
+/** The store key of the lock. */
 export function eventLockKey(team: string, eventId: string): string {
   return `live-lock:${team}:${eventId}`;
 }
 
-/** Long enough for a notify (an upstream registration), short enough to outlive a crash. */
+/**
+ * How long a claim lasts: long enough for a notify (an upstream registration), short enough that
+ * a holder that crashed stops blocking the event soon after.
+ */
 export const EVENT_LOCK_MS = 30_000;
-const WAIT_MS = 15_000;
+/** Waiting a little longer than a claim lasts outlives a crashed holder's claim. */
+const WAIT_MS = EVENT_LOCK_MS + 5_000;
 const STEP_MS = 50;
+
+export interface EventLockOptions {
+  /** How long to wait for a busy lock; 0 = try once. Default: longer than a claim lasts. */
+  waitMs?: number;
+}
+
+/** The lock stayed busy for as long as the caller would wait. */
+export class EventBusyError extends UserFacingError {
+  constructor() {
+    super(
+      USER_ERROR_CODES.invalid,
+      "Someone else is changing this event right now. Try again in a moment.",
+    );
+  }
+}
 
 export async function withEventLock<T>(
   deps: Deps,
   team: string,
   eventId: string,
   fn: () => Promise<T>,
+  opts: EventLockOptions = {},
 ): Promise<T> {
   const key = eventLockKey(team, eventId);
-  const giveUpAt = Date.now() + WAIT_MS;
+  const giveUpAt = Date.now() + (opts.waitMs ?? WAIT_MS);
   while (!(await deps.store.claimOnce(key, EVENT_LOCK_MS))) {
-    if (Date.now() > giveUpAt) {
-      throw new UserFacingError(
-        USER_ERROR_CODES.invalid,
-        "Someone else is changing this event right now. Try again in a moment.",
-      );
-    }
+    if (Date.now() >= giveUpAt) throw new EventBusyError();
     await new Promise((r) => setTimeout(r, STEP_MS));
   }
+  const claimedAt = Date.now();
   try {
     return await fn();
   } finally {
-    await deps.store.delete(key);
+    // A claim that outlived EVENT_LOCK_MS has lapsed and may be someone else's now: leave it.
+    if (Date.now() - claimedAt < EVENT_LOCK_MS) await deps.store.delete(key);
   }
 }

@@ -13,7 +13,7 @@ import {
   type Pending,
   subtract,
 } from "./digest.ts";
-import { eventLockKey } from "./lock.ts";
+import { EventBusyError, withEventLock } from "./lock.ts";
 import {
   activeRepo,
   asLiveSub,
@@ -661,26 +661,24 @@ export class EventRun {
     what: string,
     change: (rec: EventRecord) => EventRecord | undefined,
   ): Promise<void> {
-    const store = this.worker.deps.store;
-    const lock = eventLockKey(this.team, this.eventId);
+    const deps = this.worker.deps;
+    if (this.dropped) return;
     try {
-      let held = false;
       // A notify holds the lock for a moment; wait for it rather than skip the first card.
-      for (let i = 0; i < 50 && !this.dropped; i++) {
-        held = await store.claimOnce(lock, 5_000);
-        if (held) break;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      if (!held) return;
-      try {
-        const rec = await store.events.get(this.team, this.eventId);
-        const next = rec ? change(rec) : undefined;
-        if (next) await store.events.put(next);
-      } finally {
-        await store.delete(lock);
-      }
+      await withEventLock(
+        deps,
+        this.team,
+        this.eventId,
+        async () => {
+          const rec = await deps.store.events.get(this.team, this.eventId);
+          const next = rec ? change(rec) : undefined;
+          if (next) await deps.store.events.put(next);
+        },
+        { waitMs: 5_000 },
+      );
     } catch (err) {
-      this.worker.deps.logger.warn({ err }, `live: ${what} not recorded on the event`);
+      if (err instanceof EventBusyError) return;
+      deps.logger.warn({ err }, `live: ${what} not recorded on the event`);
     }
   }
 

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { eventLockKey, withEventLock } from "../../src/live/lock.ts";
-import { patchRecord } from "../../src/slack/organizer/common.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { EVENT_LOCK_MS, eventLockKey, withEventLock } from "../../src/live/lock.ts";
+import { fetchEvent, patchRecord } from "../../src/slack/organizer/common.ts";
 import { type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { seedEvent } from "../helpers/live-fixtures.ts";
 
@@ -51,5 +51,50 @@ describe("the event record lock", () => {
     // Released: nothing holds the lock afterwards.
     expect(await deps.store.claimOnce(eventLockKey(TEAM, eventId), 1_000)).toBe(true);
     await deps.store.delete(eventLockKey(TEAM, eventId));
+  });
+  it("leaves a claim alone that lapsed and went to someone else", async () => {
+    const deps = h.app.deps;
+    const key = eventLockKey(TEAM, "evt-lapsed");
+    vi.useFakeTimers({ toFake: ["Date"] });
+    try {
+      await withEventLock(deps, TEAM, "evt-lapsed", async () => {
+        // This holder is slower than a claim lasts; meanwhile another process takes the lock.
+        vi.setSystemTime(Date.now() + EVENT_LOCK_MS + 1_000);
+        expect(await deps.store.claimOnce(key, EVENT_LOCK_MS)).toBe(true);
+      });
+      // The late holder's release did not free the other one's claim.
+      expect(await deps.store.claimOnce(key, EVENT_LOCK_MS)).toBe(false);
+    } finally {
+      vi.useRealTimers();
+      await deps.store.delete(key);
+    }
+  });
+
+  it("does not hold up a read for the cached times when the record is busy", async () => {
+    const deps = h.app.deps;
+    const { eventId } = await seedEvent(deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Busy record",
+    });
+    const record = await deps.store.events.get(TEAM, eventId);
+    const link = await deps.store.users.get(TEAM, USERS.omar);
+    if (!record || !link) throw new Error("not seeded");
+    // The stored times are stale, so the read would refresh them, but a notify holds the record.
+    const stale = { ...record, lastEnd: 1 };
+    await deps.store.events.put(stale);
+    expect(await deps.store.claimOnce(eventLockKey(TEAM, eventId), EVENT_LOCK_MS)).toBe(true);
+    try {
+      const started = Date.now();
+      const event = await fetchEvent(deps, TEAM, link, stale);
+      expect(event.title).toBe("Busy record");
+      expect(Date.now() - started).toBeLessThan(2_000);
+      expect((await deps.store.events.get(TEAM, eventId))?.lastEnd).toBe(1);
+    } finally {
+      await deps.store.delete(eventLockKey(TEAM, eventId));
+    }
+    // Free again: the next read refreshes the cached times.
+    await fetchEvent(deps, TEAM, link, stale);
+    expect((await deps.store.events.get(TEAM, eventId))?.lastEnd).not.toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { webApi } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
 import type { Deps } from "../../deps.ts";
-import { withEventLock } from "../../live/lock.ts";
+import { EventBusyError, type EventLockOptions, withEventLock } from "../../live/lock.ts";
 import type { EventRecord, UserLink } from "../../store/index.ts";
 import { RelayError } from "../../upstream/errors.ts";
 import type { Event } from "../../upstream/events/schemas.ts";
@@ -237,12 +237,19 @@ export async function patchRecord(
   team: string,
   eventId: string,
   patch: Partial<EventRecord>,
+  lock: EventLockOptions = {},
 ): Promise<void> {
-  await withEventLock(deps, team, eventId, async () => {
-    const current = await deps.store.events.get(team, eventId);
-    if (!current) return;
-    await deps.store.events.put({ ...current, ...patch, updatedAt: deps.now() });
-  });
+  await withEventLock(
+    deps,
+    team,
+    eventId,
+    async () => {
+      const current = await deps.store.events.get(team, eventId);
+      if (!current) return;
+      await deps.store.events.put({ ...current, ...patch, updatedAt: deps.now() });
+    },
+    lock,
+  );
 }
 
 /** GET with the organizer's token; the record learns the fresh title and times. */
@@ -257,7 +264,11 @@ export async function fetchEvent(
   );
   const known = timesOf(event);
   if (Object.entries(known).some(([k, v]) => record[k] !== v)) {
-    await patchRecord(deps, team, record.eventId, known);
+    // Only a cache of the event's times: when someone holds the record, the next read refreshes
+    // it instead of making this one wait.
+    await patchRecord(deps, team, record.eventId, known, { waitMs: 0 }).catch((err: unknown) => {
+      if (!(err instanceof EventBusyError)) throw err;
+    });
   }
   return event;
 }
