@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import diagnosticsChannel from "node:diagnostics_channel";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -242,31 +243,63 @@ export async function acceptedWebhooks(origin: string): Promise<number> {
  * Has the sandbox deliver `count` JOINs of the stage's event, and kills `victim` with -9 once it
  * has accepted `killAt` of them, while the rest is still being sent. Resolves when the burst is
  * over, with its result and whether the burst had already finished when the kill came.
+ *
+ * Deliveries straight to the victim are counted as their acks come back to the sandbox (undici's
+ * diagnostics channel, in this process), and the kill goes out in that same turn: polling the
+ * victim's /metrics alone could let a fast burst finish between two polls. Behind a balancer
+ * (other origins), the victim's own count comes from /metrics.
  */
 export async function killMidBurst(
   stage: LiveStage,
   victim: ChildApp,
   opts: { count: number; concurrency: number; killAt: number; what: string },
 ): Promise<{ result: AttendeesResult; finishedBeforeKill: boolean }> {
-  const burst = stage.sandbox.sandbox.control.attendees(stage.event.eventId, {
-    count: opts.count,
-    concurrency: opts.concurrency,
-  });
   let finished = false;
-  void burst.then(
-    () => {
-      finished = true;
-    },
-    () => undefined,
-  );
-  await eventually(
-    async () => ((await acceptedWebhooks(victim.origin)) >= opts.killAt ? true : undefined),
-    opts.what,
-    20_000,
-  );
-  const finishedBeforeKill = finished;
-  await victim.kill();
-  return { result: await burst, finishedBeforeKill };
+  let killed = false;
+  let finishedBeforeKill = false;
+  const kill = () => {
+    if (killed) return;
+    killed = true;
+    finishedBeforeKill = finished;
+    victim.proc.kill("SIGKILL");
+  };
+  const origin = new URL(victim.origin).origin;
+  let acks = 0;
+  const onHeaders = (message: unknown) => {
+    const { request, response } = message as {
+      request: { origin?: string | URL; path?: string };
+      response: { statusCode: number };
+    };
+    if (!request.origin || new URL(String(request.origin)).origin !== origin) return;
+    if (!request.path?.startsWith("/webhooks/") || response.statusCode >= 300) return;
+    acks += 1;
+    if (acks >= opts.killAt) kill();
+  };
+  const headers = diagnosticsChannel.channel("undici:request:headers");
+  headers.subscribe(onHeaders);
+  try {
+    const burst = stage.sandbox.sandbox.control.attendees(stage.event.eventId, {
+      count: opts.count,
+      concurrency: opts.concurrency,
+    });
+    void burst.then(
+      () => {
+        finished = true;
+      },
+      () => undefined,
+    );
+    await eventually(
+      async () =>
+        killed || (await acceptedWebhooks(victim.origin)) >= opts.killAt ? true : undefined,
+      opts.what,
+      20_000,
+    );
+    kill();
+    await victim.kill();
+    return { result: await burst, finishedBeforeKill };
+  } finally {
+    headers.unsubscribe(onHeaders);
+  }
 }
 
 export interface Balancer {
