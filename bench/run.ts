@@ -21,6 +21,7 @@ import { createHttp } from "../src/upstream/http.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../test/helpers/app-harness.ts";
 import {
   type ChildApp,
+  childAppEnv,
   digestTotals,
   seedEvent,
   seedExternal,
@@ -547,17 +548,17 @@ async function attendeeBurstRows(): Promise<void> {
       title,
     });
     await store.close();
-    child = await spawnApp({
-      PORT: "0",
-      SLACK_SIGNING_SECRET: signingSecret,
-      SLACK_BOT_TOKEN: emulator.botToken,
-      SLACK_API_URL: emulator.apiUrl,
-      STORE_URL: storeUrl,
-      ONAIR_ENCRYPTION_KEY: key.toString("base64"),
-      RELAY_BASE_URL: sandbox.relayBaseUrl,
-      EVENTS_BASE_URL: sandbox.eventsBaseUrl,
-      LOG_LEVEL: "warn",
-    });
+    child = await spawnApp(
+      childAppEnv({
+        port: 0,
+        signingSecret,
+        emulator,
+        sandbox,
+        storeUrl,
+        key,
+        logLevel: "warn",
+      }),
+    );
     emulator.setAppUrl(child.origin);
     const h = { emulator, logs: child.output };
     const pid = child.proc.pid ?? 0;

@@ -117,6 +117,31 @@ export interface ChildApp {
   stop(): Promise<void>;
 }
 
+/** The environment of a child app wired to an in-process emulator and sandbox. */
+export function childAppEnv(opts: {
+  port: number | string;
+  publicUrl?: string;
+  signingSecret: string;
+  emulator: { botToken: string; apiUrl: string };
+  sandbox: { relayBaseUrl: string; eventsBaseUrl: string };
+  storeUrl: string;
+  key: Buffer;
+  logLevel: string;
+}): Record<string, string> {
+  return {
+    PORT: String(opts.port),
+    ...(opts.publicUrl ? { PUBLIC_URL: opts.publicUrl } : {}),
+    SLACK_SIGNING_SECRET: opts.signingSecret,
+    SLACK_BOT_TOKEN: opts.emulator.botToken,
+    SLACK_API_URL: opts.emulator.apiUrl,
+    STORE_URL: opts.storeUrl,
+    ONAIR_ENCRYPTION_KEY: opts.key.toString("base64"),
+    RELAY_BASE_URL: opts.sandbox.relayBaseUrl,
+    EVENTS_BASE_URL: opts.sandbox.eventsBaseUrl,
+    LOG_LEVEL: opts.logLevel,
+  };
+}
+
 const CHILD = fileURLToPath(new URL("./live-child.ts", import.meta.url));
 
 export async function spawnApp(env: Record<string, string>): Promise<ChildApp> {

@@ -16,6 +16,7 @@ import { createCipher, openStore } from "../../src/store/index.ts";
 import { CHANNELS, TEAM, USERS } from "./app-harness.ts";
 import {
   type ChildApp,
+  childAppEnv,
   digestTotals,
   eventually,
   type SeededEvent,
@@ -121,18 +122,16 @@ export async function startLiveStage(opts: {
     key,
     children,
     childEnv({ port, publicUrl, logLevel }) {
-      return {
-        PORT: String(port),
-        PUBLIC_URL: publicUrl ?? `http://127.0.0.1:${port}`,
-        SLACK_SIGNING_SECRET: signingSecret,
-        SLACK_BOT_TOKEN: emulator.botToken,
-        SLACK_API_URL: emulator.apiUrl,
-        STORE_URL: storeUrl,
-        ONAIR_ENCRYPTION_KEY: key.toString("base64"),
-        RELAY_BASE_URL: sandbox.relayBaseUrl,
-        EVENTS_BASE_URL: sandbox.eventsBaseUrl,
-        LOG_LEVEL: logLevel,
-      };
+      return childAppEnv({
+        port,
+        publicUrl: publicUrl ?? `http://127.0.0.1:${port}`,
+        signingSecret,
+        emulator,
+        sandbox,
+        storeUrl,
+        key,
+        logLevel,
+      });
     },
     async spawn(env) {
       const child = await spawnApp(env);
