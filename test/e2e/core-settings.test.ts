@@ -90,6 +90,8 @@ describe("/onair settings", () => {
     expect(text).toContain("Sandbox Enterprise");
     expect(text).toContain("admin@example.com");
     expect(text).toContain("enterprise token granted (enterprise 1001)");
+    expect(text).toContain(":white_check_mark: *Slack:* all");
+    expect(text).toContain("permissions the app asks for are granted");
     const log = h.sandbox.control.log();
     const mint = log.find((e) => e.service === "relay" && e.path === "/api/auth/accesstokens");
     expect(mint?.query).toMatchObject({ duration: "60000", clientname: "On Air check" });

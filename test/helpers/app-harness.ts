@@ -45,6 +45,8 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Key prefix in a shared store (Redis, Postgres), so parallel test files never collide. */
   storeNamespace?: string;
+  /** The bot token's scopes (an install that granted fewer); default: every one. */
+  botScopes?: readonly string[];
 }
 
 /**
@@ -54,7 +56,10 @@ export interface HarnessOptions {
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const signingSecret = randomBytes(16).toString("hex");
   const encryptionKey = randomBytes(32).toString("base64");
-  const emulator = await startSlackEmulator({ signingSecret });
+  const emulator = await startSlackEmulator({
+    signingSecret,
+    ...(options.botScopes ? { seed: { botScopes: options.botScopes } } : {}),
+  });
   const dir = mkdtempSync(join(tmpdir(), "onair-test-"));
   const storeUrl = options.storeUrl ?? `sqlite://${join(dir, "onair.sqlite")}`;
   const env: Record<string, string> = {

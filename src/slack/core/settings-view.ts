@@ -150,7 +150,7 @@ function audienceInput(
 
 function checkText(check: CheckOutcome | undefined): string {
   if (check === undefined) {
-    return "_Check_ mints a one-minute relay token, looks up your enterprise, and asks the events service for an enterprise token, with the values above (stored ones where a field is empty).";
+    return "_Check_ mints a one-minute relay token, looks up your enterprise, and asks the events service for an enterprise token, with the values above (stored ones where a field is empty); it also compares the app's Slack permissions with what it needs.";
   }
   if (check === "running") return ":hourglass_flowing_sand: Checking the credentials…";
   return truncate(check.lines.join("\n"), 3000);

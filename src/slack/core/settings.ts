@@ -12,6 +12,7 @@ import type { Settings } from "../../store/index.ts";
 import { effectiveSettings, requireAdmin } from "../access.ts";
 import type { CommandContext } from "../router.ts";
 import { userMessageOf } from "../router.ts";
+import { botScopes } from "../scopes.ts";
 import { SETTINGS_ACTIONS, SETTINGS_FIELDS, SETTINGS_VIEW } from "./ids.ts";
 import {
   applySettingsForm,
@@ -75,14 +76,50 @@ export function settingsCommand(deps: Deps) {
 }
 
 /**
- * Runs the three checks with the credentials typed in the modal, or the stored ones where a field
- * is empty: a short relay token and the enterprise self lookup, and an enterprise_app grant.
- * Nothing is cached: the values may not be saved yet.
+ * The app's Slack permissions against what it asks for (scopes.ts): a workspace installed before
+ * a scope was added keeps the old set until an admin reinstalls, and what needs the new one
+ * (crash recovery reads history) quietly does less meanwhile.
+ */
+export async function checkSlackScopes(deps: Deps, client: WebClient): Promise<string> {
+  try {
+    const res = await client.auth.test();
+    const granted = new Set(res.response_metadata?.scopes ?? []);
+    const wanted = botScopes();
+    if (granted.size === 0) {
+      return checkLine(true, "Slack", "connected (Slack did not list the app's permissions).");
+    }
+    const missing = wanted.filter((s) => !granted.has(s));
+    if (missing.length === 0) {
+      return checkLine(
+        true,
+        "Slack",
+        `all ${wanted.length} permissions the app asks for are granted.`,
+      );
+    }
+    const install = `${deps.config.publicUrl.replace(/\/+$/, "")}/slack/install`;
+    return checkLine(
+      false,
+      "Slack",
+      `this workspace has not granted ${missing.join(", ")}. Reinstall the app to grant ${
+        missing.length === 1 ? "it" : "them"
+      } (${install}, or "Reinstall to Workspace" on the app's Slack settings page).`,
+    );
+  } catch (err) {
+    deps.logger.info({ err }, "settings check: Slack failed");
+    return checkLine(false, "Slack", userMessageOf(err));
+  }
+}
+
+/**
+ * Runs the checks with the credentials typed in the modal, or the stored ones where a field is
+ * empty: a short relay token and the enterprise self lookup, an enterprise_app grant, and the
+ * app's Slack permissions. Nothing is cached: the values may not be saved yet.
  */
 export async function checkCredentials(
   deps: Deps,
   team: string,
   values: ViewStateValues,
+  client?: WebClient,
 ): Promise<string[]> {
   const stored = await effectiveSettings(deps, team);
   const form = readSettingsForm(values);
@@ -123,7 +160,7 @@ export async function checkCredentials(
       return checkLine(false, "Events service", userMessageOf(err));
     }
   };
-  return Promise.all([relay(), events()]);
+  return Promise.all([relay(), events(), ...(client ? [checkSlackScopes(deps, client)] : [])]);
 }
 
 type ActionArgs = SlackActionMiddlewareArgs<BlockAction> & AllMiddlewareArgs;
@@ -160,7 +197,12 @@ export function registerSettings(app: App, deps: Deps): void {
     try {
       await requireAdmin(client, body.user.id);
       await render("running");
-      const lines = await checkCredentials(deps, team, view.state.values as ViewStateValues);
+      const lines = await checkCredentials(
+        deps,
+        team,
+        view.state.values as ViewStateValues,
+        client,
+      );
       await render({ lines });
     } catch (err) {
       deps.logger.warn({ err }, "settings check failed");
