@@ -125,6 +125,26 @@ async function removeUpstream(deps: Deps, record: EventRecord): Promise<void> {
   });
 }
 
+/**
+ * Joins a public channel the bot is not in yet. Posting works without it (chat:write.public),
+ * but only a member may read the channel back, and that is how a restarted worker finds a post
+ * whose answer was lost instead of posting it twice (recover.ts). Best effort: a private channel
+ * (the bot must be invited), a workspace that forbids it, or an install without the scope leave
+ * the channel as it was.
+ */
+async function joinChannel(deps: Deps, team: string, channel: string): Promise<void> {
+  try {
+    const client = await deps.bulkClient(team);
+    await client.conversations.join({ channel });
+  } catch (err) {
+    const e = err as { code?: string; data?: { error?: string } };
+    deps.logger.info(
+      { channel, error: e.data?.error ?? e.code },
+      "live: not joining the channel; posting there without membership",
+    );
+  }
+}
+
 /** Registers the event's webhook upstream (once per event), posts the card, schedules reminders. */
 export async function subscribeChannel(deps: Deps, args: SubscribeArgs): Promise<void> {
   await withEventLock(deps, args.team, args.eventId, () => subscribeLocked(deps, args));
@@ -141,6 +161,7 @@ async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
   }
   const link = await organizerLink(deps, record);
   const event = await fetchEvent(deps, record, link);
+  await joinChannel(deps, args.team, args.channel);
   const existing = await subscriptionOf(deps, record);
   const noise = args.noise ?? existing?.sub.channelNoise?.[args.channel] ?? DEFAULT_NOISE;
   let subId: string;

@@ -22,6 +22,9 @@ export const METHOD_SCOPES = {
   "usergroups.list": "usergroups:read",
   "usergroups.users.list": "usergroups:read",
   "conversations.info": "channels:read",
+  // On notify, into a public channel it is not in yet: members' posts can be read back after a
+  // crash (conversations.history / replies below), which chat:write.public alone does not allow.
+  "conversations.join": "channels:join",
   // Only after a crash: is the card or digest whose answer was lost already there (live/recover.ts)?
   // Notified channels may be public or private.
   "conversations.history": ["channels:history", "groups:history"],
@@ -32,7 +35,7 @@ export type SlackMethod = keyof typeof METHOD_SCOPES;
 
 /**
  * Scopes needed beyond any single method: `commands` for the slash command and shortcut;
- * `chat:write.public` so a notify channel works without inviting the bot first; `users:read.email`
+ * `chat:write.public` so a public notify channel works even where the bot could not join it; `users:read.email`
  * because users.info only returns e-mail addresses with it (linking relies on that).
  */
 export const EXTRA_SCOPES = ["commands", "chat:write.public", "users:read.email"] as const;

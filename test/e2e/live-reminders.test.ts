@@ -38,6 +38,9 @@ describe("reminders", () => {
         scheduledIn(CHANNELS.townHall).length === 2 ? scheduledIn(CHANNELS.townHall) : undefined,
       "two scheduled reminders",
     );
+    // The bot was not in #town-hall; notify made it join (so it can read its posts back).
+    const bot = h.emulator.workspace.app.botUserId;
+    expect(h.emulator.workspace.resolveChannel(CHANNELS.townHall)?.members.has(bot)).toBe(true);
     const deps = h.app.deps;
     const link = await deps.store.users.get(TEAM, USERS.omar);
     if (!link) throw new Error("organizer not linked");

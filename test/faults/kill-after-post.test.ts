@@ -136,8 +136,16 @@ describe("kill -9 between Slack's answer and the record", () => {
   }, 60_000);
 
   it("posts again, with a warning, when Slack will not show the channel's history", async () => {
-    // #town-hall: the bot posts there (chat:write.public) but is no member, so
-    // conversations.history answers not_in_channel. The channel must not stall on that.
+    // #town-hall, where a workspace preference keeps the bot from joining: it posts there
+    // (chat:write.public) but is no member, so conversations.history answers not_in_channel.
+    // The channel must not stall on that.
+    stage.emulator.throttle({
+      method: "conversations.join",
+      channel: CHANNELS.townHall,
+      times: 1,
+      retryAfterSec: 0,
+      error: "restricted_action",
+    });
     const fifth = await start();
     const inTownHall = () =>
       stage.emulator.workspace

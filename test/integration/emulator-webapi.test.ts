@@ -599,6 +599,25 @@ describe("throttling", () => {
     expect(await hit.json()).toEqual({ ok: false, error: "ratelimited" });
   });
 
+  it("answers a refusal instead when the rule names a Slack error, then goes back to normal", async () => {
+    emu.throttle({
+      method: "conversations.join",
+      channel: EVENTS,
+      times: 1,
+      retryAfterSec: 0,
+      error: "restricted_action",
+    });
+    const err = await bot.conversations.join({ channel: EVENTS }).catch((e: unknown) => e);
+    expect((err as { data?: { error?: string } }).data?.error).toBe("restricted_action");
+    expect(emu.calls.at(-1)).toMatchObject({
+      method: "conversations.join",
+      ok: false,
+      error: "restricted_action",
+      status: 200,
+    });
+    expect((await bot.conversations.join({ channel: EVENTS })).ok).toBe(true);
+  });
+
   it("is retried by WebClient after Retry-After, or surfaced when it rejects rate-limited calls", async () => {
     emu.throttle({ method: "chat.postMessage", times: 1, retryAfterSec: 1 });
     const since = emu.calls.at(-1)?.seq ?? 0;

@@ -50,9 +50,14 @@ export interface ThrottleRule {
   readonly method?: string;
   /** only calls naming this channel (id or name as sent) */
   readonly channel?: string;
-  /** how many matching calls get a 429 */
+  /** how many matching calls get a 429 (or the error below) */
   readonly times: number;
   readonly retryAfterSec: number;
+  /**
+   * Answer with this Slack error instead (HTTP 200, `ok: false`), as Slack does when it refuses a
+   * call: e.g. `restricted_action` when a workspace preference forbids joining a channel.
+   */
+  readonly error?: string;
 }
 
 export interface CallRecord {
@@ -217,7 +222,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     return rec;
   }
 
-  function throttled(method: string, args: Json): number | undefined {
+  function throttled(method: string, args: Json): number | { error: string } | undefined {
     const channel = typeof args.channel === "string" ? args.channel : undefined;
     const resolved = channel === undefined ? undefined : workspace.resolveChannel(channel)?.id;
     for (const t of throttles) {
@@ -229,7 +234,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       }
       t.left--;
       throttles = throttles.filter((x) => x.left > 0);
-      return t.rule.retryAfterSec;
+      return t.rule.error === undefined ? t.rule.retryAfterSec : { error: t.rule.error };
     }
     if (rateLimit && resolved !== undefined) {
       const methods = rateLimit.methods ?? ["chat.postMessage", "chat.update"];
@@ -292,6 +297,11 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     };
 
     const retryAfter = throttled(method, raw);
+    if (typeof retryAfter === "object") {
+      record({ ...base, ok: false, error: retryAfter.error, status: 200 });
+      sendJson(res, 200, { ok: false, error: retryAfter.error });
+      return;
+    }
     if (retryAfter !== undefined) {
       record({ ...base, ok: false, error: "ratelimited", status: 429 });
       sendJson(
