@@ -53,8 +53,17 @@ import { EventLive, type StaffEmails } from "./state.ts";
  */
 
 export interface LiveWorkerOptions {
-  /** How often the outbox is read when nobody nudges. Default 200 ms. */
+  /**
+   * How often the outbox is read when nobody nudges. Default 200 ms; each read that finds
+   * nothing doubles the wait, up to `maxPollMs`, and anything found (or a nudge) brings it back.
+   */
   pollMs?: number;
+  /**
+   * The longest wait between reads of an empty outbox. Default 2,000 ms. Other instances'
+   * messages and a restart's leftovers are found by polling; on Redis each read is a SCAN of the
+   * keyspace, which an idle fleet should not repeat five times a second.
+   */
+  maxPollMs?: number;
   /** An owned event with nothing to do is let go after this long. Default 10 s. */
   idleReleaseMs?: number;
   /** Shortest time between two outbox turns. Default 100 ms. */
@@ -71,6 +80,7 @@ export interface LiveWorkerOptions {
 
 interface Options {
   pollMs: number;
+  maxPollMs: number;
   minTurnMs: number;
   idleReleaseMs: number;
   paceMs: number;
@@ -743,6 +753,8 @@ export class LiveWorker {
   private lastMarkerScan = 0;
   private lastTurn = 0;
   private dueAt = 0;
+  /** Outbox reads in a row that found nothing (see pollMs). */
+  private emptyReads = 0;
   private readonly marked = new Set<string>();
 
   constructor(
@@ -751,6 +763,7 @@ export class LiveWorker {
   ) {
     this.options = {
       pollMs: options.pollMs ?? 200,
+      maxPollMs: Math.max(options.maxPollMs ?? 2_000, options.pollMs ?? 200),
       minTurnMs: options.minTurnMs ?? 100,
       idleReleaseMs: options.idleReleaseMs ?? 10_000,
       paceMs: options.paceMs ?? 1_000,
@@ -775,6 +788,7 @@ export class LiveWorker {
    */
   nudge(): void {
     if (this.stopped) return;
+    this.emptyReads = 0;
     if (this.ticking) {
       this.again = true;
       return;
@@ -798,10 +812,15 @@ export class LiveWorker {
           this.ticking = undefined;
           const soon = this.again;
           this.again = false;
-          this.schedule(soon ? this.options.minTurnMs : this.options.pollMs);
+          this.schedule(soon ? this.options.minTurnMs : this.pollDelay());
         });
     }, ms);
     this.timer.unref();
+  }
+
+  private pollDelay(): number {
+    const { pollMs, maxPollMs } = this.options;
+    return Math.min(maxPollMs, pollMs * 2 ** Math.min(this.emptyReads, 16));
   }
 
   /** Resolves when the current turn (if any) has finished; for tests and shutdown. */
@@ -849,6 +868,7 @@ export class LiveWorker {
     if (this.stopped) return;
     const rows = await this.deps.store.outbox.list(this.options.batch);
     this.deps.metrics.queueDepth.set({ queue: "outbox" }, rows.length);
+    this.emptyReads = rows.length === 0 ? this.emptyReads + 1 : 0;
     const groups = new Map<string, Array<{ id: string; item: OutboxItem }>>();
     for (const row of rows) {
       const eventId =

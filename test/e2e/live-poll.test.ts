@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { liveWorker } from "../../src/live/runtime.ts";
+import { refreshMessage } from "../../src/live/worker.ts";
+import { type Harness, startHarness, TEAM } from "../helpers/app-harness.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
+
+/**
+ * The outbox is read on a nudge (this process stored something) and by polling (another
+ * instance stored it, or a restart left it). An idle worker polls less and less often, up to
+ * maxPollMs, and still picks up what another process stored.
+ */
+
+let h: Harness;
+let reads = 0;
+beforeAll(async () => {
+  h = await startHarness();
+  const outbox = h.app.deps.store.outbox;
+  const list = outbox.list.bind(outbox);
+  outbox.list = (limit?: number) => {
+    reads++;
+    return list(limit);
+  };
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the live worker's outbox polling", () => {
+  it("backs off while the outbox stays empty", async () => {
+    await sleep(500);
+    const before = reads;
+    await sleep(3_000);
+    // At a fixed 200 ms it would read 15 times; doubling from 200 ms to 2 s reads about 4.
+    expect(reads - before).toBeLessThanOrEqual(7);
+    expect(reads - before).toBeGreaterThanOrEqual(1);
+  });
+
+  it("still finds, within the longest wait, what another process stored without a nudge", async () => {
+    const deps = h.app.deps;
+    const id = await deps.store.outbox.put({
+      team: TEAM,
+      subscriptionId: "sub-of-another-process",
+      eventId: "evt-elsewhere",
+      receivedAt: Date.now(),
+      message: refreshMessage(),
+    });
+    await eventually(
+      async () => ((await deps.store.outbox.get(id)) === undefined ? true : undefined),
+      "the item taken from the outbox",
+      5_000,
+    );
+  });
+
+  it("reads at once again when nudged", async () => {
+    const before = reads;
+    liveWorker(h.app.deps)?.nudge();
+    await eventually(() => (reads > before ? true : undefined), "a read after the nudge", 1_000);
+  });
+});
