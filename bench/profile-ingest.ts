@@ -9,8 +9,7 @@
 import { execFile } from "node:child_process";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { promisify } from "node:util";
-import { subscribeChannel } from "../src/live/lifecycle.ts";
-import { liveWorker } from "../src/live/runtime.ts";
+import { subscribeChannel } from "../src/domain/subscriptions.ts";
 import { CHANNELS, startHarness, TEAM, USERS } from "../test/helpers/app-harness.ts";
 import { seedEvent } from "../test/helpers/live-fixtures.ts";
 
@@ -44,7 +43,7 @@ const plan = {
   ...(rate > 0 ? { rate, concurrency: 64, warmup: 1_000 } : { concurrency: 32 }),
   count: 20_000,
 };
-if (process.env.PROFILE_NO_WORKER === "1") await liveWorker(deps)?.stop();
+if (process.env.PROFILE_NO_WORKER === "1") await h.app.live.stop();
 // Warm both sides (JIT, connections) outside the measured window.
 await run(
   process.execPath,

@@ -1,6 +1,8 @@
 /**
  * `npm run bench`: measures the bars of DESIGN.md side by side with a baseline run in the same
  * process, and prints one table. Load comes from a separate process (bench/load.ts) on loopback.
+ * Longer than 400 lines: the rows share the harness, the load runner and the table; rows with
+ * a setup of their own live beside it (keyspace.ts).
  */
 import { execFile, spawn } from "node:child_process";
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
@@ -10,23 +12,27 @@ import { type AddressInfo, connect } from "node:net";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { subscribeChannel } from "../src/live/lifecycle.ts";
-import { attendanceText } from "../src/live/register.ts";
-import { type SlackEmulator, startSlackEmulator } from "../src/playground/emulator/server.ts";
+import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
+import { attendanceText } from "../src/blocks/attendance.ts";
+import { subscribeChannel } from "../src/domain/subscriptions.ts";
 import { SANDBOX_SEEDS, startSandboxServer } from "../src/sandbox/index.ts";
+import { botScopes } from "../src/slack/scopes.ts";
 import { createCipher, openStore } from "../src/store/index.ts";
 import { createEventsClient } from "../src/upstream/events/client.ts";
 import { createTokenManager } from "../src/upstream/events/tokens.ts";
 import { createHttp } from "../src/upstream/http.ts";
-import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../test/helpers/app-harness.ts";
+import { CHANNELS, startHarness, TEAM, USERS } from "../test/helpers/app-harness.ts";
 import {
   type ChildApp,
   childAppEnv,
   digestTotals,
-  seedEvent,
   seedExternal,
   spawnApp,
 } from "../test/helpers/live-fixtures.ts";
+import { HAVE_POSTGRES_CLUSTER, startPostgresCluster } from "../test/helpers/servers.ts";
+import { redisKeyspaceRows } from "./keyspace.ts";
+import { reportRows } from "./report.ts";
+import { subscribe } from "./subscribe.ts";
 
 const run = promisify(execFile);
 
@@ -237,9 +243,15 @@ async function main(): Promise<void> {
     singleFlightRows,
     slashCommandRows,
     attendeeBurstRows,
+    bigEventRows,
     viewsOpenRows,
     ingestSqlite,
+    ingestSqliteInline,
+    ingestSqliteNoWorker,
     ingestRedis,
+    ingestPostgres,
+    redisKeyspace,
+    attendanceReport,
     ...extra,
   ].filter((s) => !only || only.includes(s.name));
   for (const step of steps) {
@@ -312,35 +324,6 @@ async function viewsOpenRows(): Promise<void> {
   }
 }
 
-/**
- * Subscribes a channel through the live area's own path and returns the webhook target the
- * events service was given. The secret exists only in that registration (the store keeps its
- * hash), so the bench reads it where the upstream would: the registerWebhook call.
- */
-async function subscribe(
-  h: Harness,
-  title: string,
-  channel: string,
-): Promise<{ eventId: string; url: string; headers: Record<string, string> }> {
-  const deps = h.app.deps;
-  const event = await seedEvent(deps, { team: TEAM, organizer: USERS.omar, title });
-  const events = deps.events as { registerWebhook: (...a: never[]) => Promise<unknown> };
-  const original = events.registerWebhook;
-  let target: { url: string; headers: Record<string, string> } | undefined;
-  events.registerWebhook = (async (...args: unknown[]) => {
-    const cfg = args[3] as { url: string; headers: Record<string, string> };
-    target = { url: cfg.url, headers: { ...cfg.headers } };
-    return (original as (...a: unknown[]) => Promise<unknown>).apply(events, args);
-  }) as typeof original;
-  try {
-    await subscribeChannel(deps, { team: TEAM, eventId: event.eventId, channel, user: USERS.omar });
-  } finally {
-    events.registerWebhook = original;
-  }
-  if (!target) throw new Error("no webhook was registered");
-  return { eventId: event.eventId, ...target };
-}
-
 const INGEST = { count: 20_000, warmup: 2_000, concurrency: 32 };
 /**
  * The bar's own terms: 5,000 messages/s offered (an open loop: sent on schedule, whether or not
@@ -349,10 +332,24 @@ const INGEST = { count: 20_000, warmup: 2_000, concurrency: 32 };
  */
 const OFFERED = { rate: 5_000, count: 15_000, connections: 64, warmup: 1_000 };
 
-async function ingestRows(label: string, storeUrl: string): Promise<void> {
-  const h = await startHarness({ storeUrl, env: { LOG_LEVEL: "warn" } });
+/**
+ * Ingest rows for one store, each beside bare node:http measured in the same run. With
+ * `noWorker` the live worker is stopped first (the outbox just fills): what moving the drain off
+ * the route's event loop will buy; "stored" is then the outbox's count.
+ */
+async function ingestRows(
+  label: string,
+  storeUrl: string,
+  opts: { noWorker?: boolean; inline?: boolean } = {},
+): Promise<void> {
+  const h = await startHarness({
+    storeUrl,
+    env: { LOG_LEVEL: "warn" },
+    ...(opts.inline ? { liveEngine: "inline" as const } : {}),
+  });
   try {
     const target = await subscribe(h, `Ingest ${label}`, CHANNELS.events);
+    if (opts.noWorker) await h.app.live.stop();
     const plan = {
       kind: "webhook",
       url: target.url,
@@ -363,12 +360,18 @@ async function ingestRows(label: string, storeUrl: string): Promise<void> {
     const warm = await load({ ...plan, count: INGEST.warmup, offset: 1_000_000 });
     // CPU time of this process per message (the server side: one event loop), app against bare:
     // on a shared 2-core machine it, not the wall clock, says where the time goes.
+    // The route's own thread is measured by its event loop's busy time (Node 20 has no per-thread
+    // CPU clock); the whole process (the engine's thread too) by process.cpuUsage.
     let cpu = process.cpuUsage();
+    let elu = performance.eventLoopUtilization();
     const base = await bareIngest(INGEST.count, INGEST.concurrency);
     const baseCpu = cpuMicros(process.cpuUsage(cpu)) / base.sent;
+    const baseBusy = (performance.eventLoopUtilization(elu).active * 1000) / base.sent;
     cpu = process.cpuUsage();
+    elu = performance.eventLoopUtilization();
     const app = await load({ ...plan, count: INGEST.count });
     const appCpu = cpuMicros(process.cpuUsage(cpu)) / app.sent;
+    const appBusy = (performance.eventLoopUtilization(elu).active * 1000) / app.sent;
     const open = { rate: OFFERED.rate, concurrency: OFFERED.connections, warmup: OFFERED.warmup };
     const bareOpen = await bareIngest(OFFERED.count, OFFERED.connections, open);
     const appOpen = await load({ ...plan, ...open, count: OFFERED.count, offset: 2_000_000 });
@@ -401,53 +404,79 @@ async function ingestRows(label: string, storeUrl: string): Promise<void> {
       });
     }
     // Every acknowledged message must be stored: once the worker has drained the outbox, the
-    // event's unique attendees are exactly the acknowledged JOINs (each has its own guid).
+    // event's unique attendees are exactly the acknowledged JOINs (each has its own guid);
+    // with the worker stopped, the outbox holds one item per acknowledged message.
     const acked = warm.ok + app.ok + appOpen.ok + (appOpen.warmupOk ?? 0);
-    let unique = -1;
+    let stored = -1;
     const until = Date.now() + 60_000;
     while (Date.now() < until) {
+      if (opts.noWorker) {
+        stored = (await h.app.store.outbox.list()).length;
+        break;
+      }
       const pending = await h.app.store.outbox.list(1);
-      const text = await attendanceText(h.app.deps, TEAM, target.eventId);
-      unique = Number(/(\d+) unique/.exec(text)?.[1] ?? 0);
-      if (pending.length === 0 && unique >= acked) break;
+      const text = attendanceText(await h.app.live.figures(TEAM, target.eventId));
+      stored = Number(/(\d+) unique/.exec(text)?.[1] ?? 0);
+      if (pending.length === 0 && stored >= acked) break;
       await sleep(200);
     }
-    const stored = unique === acked;
+    // Stored without an acknowledgement (the answer lost on its way) is allowed; the reverse not.
+    const shortfall = Math.max(0, acked - stored);
+    const extra = Math.max(0, stored - acked);
+    const busyRatio = appBusy / baseBusy;
     rows.push({
-      measure: `webhook ingest, ${label}: server CPU per message (µs)`,
-      figure: `${fmt(appCpu, 0)} (≤ ${fmt(1e6 / appCpu, 0)} msg/s on one core)`,
+      measure: `webhook ingest, ${label}: route thread busy per message (µs)`,
+      figure: `${fmt(appBusy, 0)} (≤ ${fmt(1e6 / appBusy, 0)} msg/s on one core)`,
+      baseline: `${fmt(baseBusy, 0)} bare`,
+      ratio: fmt(busyRatio, 2),
+      bar: "≤ 1.6× bare",
+      met: busyRatio <= 1.6,
+    });
+    rows.push({
+      measure: `webhook ingest, ${label}: process CPU per message, engine included (µs)`,
+      figure: fmt(appCpu, 0),
       baseline: `${fmt(baseCpu, 0)} bare`,
       ratio: fmt(appCpu / baseCpu, 2),
       bar: "-",
       met: undefined,
     });
+    const tputRatio = app.perSec / base.perSec;
     rows.push({
       measure: `webhook ingest, ${label}: msg/s (${INGEST.concurrency} in flight)`,
       figure: `${fmt(app.perSec, 0)} (ok ${app.ok}/${app.sent})`,
       baseline: `${fmt(base.perSec, 0)} bare node:http`,
-      ratio: fmt(app.perSec / base.perSec, 2),
-      bar: "≥ 5,000 and ≥ 0.5× bare",
-      met: app.perSec >= 5_000 && app.perSec / base.perSec >= 0.5 && app.failed === 0,
+      ratio: fmt(tputRatio, 2),
+      bar: "≥ 0.7× bare",
+      met: tputRatio >= 0.7 && app.failed === 0,
     });
     rows.push({
       measure: `webhook ingest, ${label}: p99 ack (ms) at that saturation`,
-      figure: `${fmt(app.p99)} (p50 ${fmt(app.p50)}); ${unique}/${acked} acked stored`,
+      figure: `${fmt(app.p99)} (p50 ${fmt(app.p50)})`,
       baseline: `${fmt(base.p99)} bare`,
       ratio: fmt(app.p99 / base.p99, 2),
       bar: "-",
       met: undefined,
     });
+    const p99Ratio = appOpen.p99 / bareOpen.p99;
     rows.push({
       measure: `webhook ingest, ${label}: p99 ack (ms) at ${fmt(OFFERED.rate / 1000, 0)},000 msg/s offered`,
-      figure: `${fmt(appOpen.p99)} (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent}); ${unique}/${acked} acked stored`,
+      figure: `${fmt(appOpen.p99)} (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent})`,
       baseline: `${fmt(bareOpen.p99)} bare`,
-      ratio: fmt(appOpen.p99 / bareOpen.p99, 2),
-      bar: "≤ 20 ms; all acked stored",
+      ratio: fmt(p99Ratio, 2),
+      bar: "≤ 2× bare; ≤ 20 ms",
       met:
+        p99Ratio <= 2 &&
         appOpen.p99 <= 20 &&
         appOpen.failed === 0 &&
-        appOpen.perSec >= OFFERED.rate * 0.95 &&
-        stored,
+        appOpen.perSec >= OFFERED.rate * 0.95,
+    });
+    rows.push({
+      measure: `webhook ingest, ${label}: shortfall (acknowledged, not stored)`,
+      figure: `${shortfall} (${stored} stored of ${acked} acknowledged${extra ? `, ${extra} stored unacknowledged` : ""}${opts.noWorker ? ", in the outbox" : ", drained"})`,
+      baseline: "0",
+      ratio: "-",
+      bar: "0",
+      met: shortfall === 0,
     });
   } finally {
     await h.close();
@@ -461,6 +490,53 @@ async function ingestSqlite(): Promise<void> {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** The same on SQLite with the engine inline, on the route's own event loop (as before it had a thread). */
+async function ingestSqliteInline(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "onair-bench-"));
+  try {
+    await ingestRows("SQLite, engine inline", `sqlite://${join(dir, "bench.sqlite")}`, {
+      inline: true,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The same on SQLite with the live worker stopped: the route alone on its event loop. */
+async function ingestSqliteNoWorker(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "onair-bench-"));
+  try {
+    await ingestRows("SQLite, worker stopped", `sqlite://${join(dir, "bench.sqlite")}`, {
+      noWorker: true,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A PostgreSQL cluster of the bench's own (initdb as the postgres user; durable: fsync on, as
+ * in production), so no other work shares its server or its table.
+ */
+async function ingestPostgres(): Promise<void> {
+  if (!HAVE_POSTGRES_CLUSTER)
+    throw new Error("cannot start a PostgreSQL cluster here (initdb, root)");
+  const server = await startPostgresCluster({ durable: true });
+  try {
+    await ingestRows("Postgres", server.url);
+  } finally {
+    await server.stop();
+  }
+}
+
+async function redisKeyspace(): Promise<void> {
+  await redisKeyspaceRows(rows);
+}
+
+async function attendanceReport(): Promise<void> {
+  await reportRows(rows);
 }
 
 /**
@@ -522,23 +598,58 @@ function maxPerSecond(times: number[]): number {
   return best;
 }
 
-const BURST = { joins: 10_000, leaves: 2_000, seconds: 10, ticks: 20 };
+interface BurstSpec {
+  /** Row labels start with this. */
+  label: string;
+  joins: number;
+  leaves: number;
+  seconds: number;
+  ticks: number;
+}
+
+const BURST: BurstSpec = {
+  label: "attendee burst",
+  joins: 10_000,
+  leaves: 2_000,
+  seconds: 10,
+  ticks: 20,
+};
+/** Issue 13's bigger event: a 50,000-attendee town hall. */
+const BIG_EVENT: BurstSpec = {
+  label: "50,000-attendee event",
+  joins: 50_000,
+  leaves: 10_000,
+  seconds: 30,
+  // Whole joins and leaves per tick: 1,000 and 200 every 0.6 s.
+  ticks: 50,
+};
 
 /**
  * 10,000 JOIN + 2,000 LEFT in 10 s through the sandbox's control API, with Slack's per-channel
  * pace on: calls per second per channel, 429s, exact counts, time to the final digest, RSS.
  */
 async function attendeeBurstRows(): Promise<void> {
+  await burstRows(BURST);
+}
+
+/** 50,000 JOIN + 10,000 LEFT in 30 s for one event, the same figures. */
+async function bigEventRows(): Promise<void> {
+  await burstRows(BIG_EVENT);
+}
+
+const COMPILED = process.env.BENCH_COMPILED === "1";
+
+async function burstRows(BURST: BurstSpec): Promise<void> {
   // The app runs in a child process of its own (test/helpers/live-child.ts), so its RSS is the
   // app's alone; the emulator and the sandbox stay here.
   const signingSecret = randomBytes(16).toString("hex");
   const key = randomBytes(32);
-  const emulator = await startSlackEmulator({ signingSecret });
+  const emulator = await startSlackEmulator({ signingSecret, seed: { botScopes: botScopes() } });
   const sandbox = await startSandboxServer();
   const dir = mkdtempSync(join(tmpdir(), "onair-burst-"));
   const storeUrl = `sqlite://${join(dir, "burst.sqlite")}`;
   let child: ChildApp | undefined;
-  const title = "Town hall burst";
+  const title = `Town hall burst (${BURST.joins})`;
   try {
     const store = await openStore(storeUrl, { cipher: createCipher(key) });
     const event = await seedExternal(store, {
@@ -549,15 +660,23 @@ async function attendeeBurstRows(): Promise<void> {
     });
     await store.close();
     child = await spawnApp(
-      childAppEnv({
-        port: 0,
-        signingSecret,
-        emulator,
-        sandbox,
-        storeUrl,
-        key,
-        logLevel: "warn",
-      }),
+      {
+        ...childAppEnv({
+          port: 0,
+          signingSecret,
+          emulator,
+          sandbox,
+          storeUrl,
+          key,
+          logLevel: "warn",
+        }),
+        // BENCH_LIVE_ENGINE=inline runs the engine on the app's event loop, for comparison.
+        ...(process.env.BENCH_LIVE_ENGINE
+          ? { ONAIR_TEST_LIVE_ENGINE: process.env.BENCH_LIVE_ENGINE }
+          : {}),
+      },
+      // BENCH_COMPILED=1 runs the production build (npm run build first), as deployed.
+      { compiled: COMPILED },
     );
     emulator.setAppUrl(child.origin);
     const h = { emulator, logs: child.output };
@@ -567,12 +686,18 @@ async function attendeeBurstRows(): Promise<void> {
       user: USERS.omar,
       channel,
       text: `notify ${event.eventId} <#${channel}|town-hall>`,
+      // Already in the form Slack sends (should_escape), not as typed.
+      escaped: true,
     });
     const card = await waitForCard(emulator, channel, title);
     const control = sandbox.sandbox.control;
     await control.setState(event.eventId, { state: "IN_EVENT" });
     const target = { eventId: event.eventId };
-    h.emulator.setRateLimit({ perChannelPerSec: 1, burst: 1 });
+    h.emulator.setRateLimit({
+      perChannelPerSec: 1,
+      burst: 1,
+      methods: ["chat.postMessage", "chat.update"],
+    });
     const since = h.emulator.calls.length;
     const rssBefore = childRss(pid);
     burstPeakRss = rssBefore;
@@ -642,7 +767,7 @@ async function attendeeBurstRows(): Promise<void> {
       totals.left === BURST.leaves &&
       present === BURST.joins - BURST.leaves;
     rows.push({
-      measure: `attendee burst: ${BURST.joins} JOIN + ${BURST.leaves} LEFT in ${fmt(burstMs / 1000)} s (${delivered} delivered, ${failed} failed)`,
+      measure: `${BURST.label}: ${BURST.joins} JOIN + ${BURST.leaves} LEFT in ${fmt(burstMs / 1000)} s (${delivered} delivered, ${failed} failed)`,
       figure: `digests ${totals.joined} / ${totals.left}, card ${present} present`,
       baseline: `${BURST.joins} / ${BURST.leaves} / ${BURST.joins - BURST.leaves}`,
       ratio: exact ? "1.00" : "off",
@@ -650,7 +775,7 @@ async function attendeeBurstRows(): Promise<void> {
       met: exact && failed === 0,
     });
     rows.push({
-      measure: "attendee burst: Slack calls/s on the channel, max over any 1 s",
+      measure: `${BURST.label}: Slack calls/s on the channel, max over any 1 s`,
       figure: `${perSec} accepted (${allCalls} tried; ${throttled} × 429, ${lost} errors logged)`,
       baseline: "pace 1/s (emulator limit)",
       ratio: fmt(perSec / 1, 2),
@@ -658,7 +783,7 @@ async function attendeeBurstRows(): Promise<void> {
       met: perSec <= 2 && lost === 0 && exact,
     });
     rows.push({
-      measure: "attendee burst: burst end → final digest / final card (ms)",
+      measure: `${BURST.label}: burst end → final digest / final card (ms)`,
       figure: `${fmt(toDigest, 0)} / ${fmt(toCard, 0)}`,
       baseline: `burst lasted ${fmt(burstMs, 0)}`,
       ratio: fmt(Math.max(toDigest, toCard) / burstMs, 2),
@@ -666,7 +791,7 @@ async function attendeeBurstRows(): Promise<void> {
       met: Math.max(toDigest, toCard) <= 15_000,
     });
     rows.push({
-      measure: "attendee burst: peak RSS of the app process (MB)",
+      measure: `${BURST.label}: peak RSS of the app process (MB${COMPILED ? ", node dist/main.js" : ", through tsx"})`,
       figure: fmt(burstPeakRss / 2 ** 20, 0),
       baseline: `${fmt(rssBefore / 2 ** 20, 0)} before the burst`,
       ratio: fmt(burstPeakRss / rssBefore, 2),

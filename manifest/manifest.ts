@@ -1,8 +1,8 @@
-import { BOT_EVENTS, COMMAND, SHORTCUTS, SUBCOMMANDS } from "../src/slack/ids.ts";
+import { BOT_EVENTS, COMMAND, DEFAULT_JOIN_HOST, SHORTCUTS, SUBCOMMANDS } from "../src/ids.ts";
 import { botScopes } from "../src/slack/scopes.ts";
 
 /** The Slack app manifest as typed data. `render.ts` writes it as app-manifest.yml. */
-export function buildManifest(baseUrl: string) {
+export function buildManifest(baseUrl: string, joinHost: string = DEFAULT_JOIN_HOST) {
   const url = baseUrl.replace(/\/+$/, "");
   return {
     _metadata: { major_version: 1, minor_version: 1 },
@@ -26,6 +26,8 @@ export function buildManifest(baseUrl: string) {
         callback_id: s.callbackId,
         description: s.description,
       })),
+      // Join links of the events service unfurl live (link_shared).
+      unfurl_domains: [joinHost],
       slash_commands: [
         {
           command: COMMAND,

@@ -1,24 +1,35 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { App, HTTPReceiver } from "@slack/bolt";
-import { WebClient } from "@slack/web-api";
+import type { App } from "@slack/bolt";
 import type { DestinationStream } from "pino";
 import type { Dispatcher } from "undici";
 import type { Config } from "./config.ts";
 import type { Deps } from "./deps.ts";
-import { createAppServer } from "./http/server.ts";
-import { startLiveWorker } from "./live/runtime.ts";
-import { createWebhookHandler } from "./live/webhook.ts";
+import { type ReconcileOptions, reconcileEvents } from "./domain/reconcile.ts";
+import { createHealthHandler } from "./http/handlers/health.ts";
+import { createMetricsHandler } from "./http/handlers/metrics.ts";
+import { createSlackHandler } from "./http/handlers/slack.ts";
+import { createWebhookRoute, PLAIN_WEBHOOK_TARGET } from "./http/handlers/webhook.ts";
+import { ROUTES, routeLabel } from "./http/routes.ts";
+import { createAppServer, type Handler } from "./http/server.ts";
+import type { LiveEngineOptions } from "./live/engine.ts";
+import { type LiveHost, startLiveHost } from "./live/host.ts";
+import { LIVE_REPOSITORIES } from "./live/live-record.ts";
+import type { LivePort } from "./live-port.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { createSandbox, type Sandbox } from "./sandbox/index.ts";
-import { boltLogger } from "./slack/bolt-logger.ts";
-import { countingFetch } from "./slack/core/slack-metrics.ts";
+import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
+import { createSlackSide } from "./slack/bolt-app.ts";
 import { registerListeners } from "./slack/index.ts";
-import { createInstallationStore, singleFlightAuthorize } from "./slack/installation-store.ts";
-import { botScopes } from "./slack/scopes.ts";
-import { createCipher, loadOrCreateKey, openStore, type Store } from "./store/index.ts";
+import {
+  checkEncryptionKey,
+  createCipher,
+  KEY_FILE,
+  loadOrCreateKey,
+  openStore,
+  type Store,
+} from "./store/index.ts";
 import { createEventsClient } from "./upstream/events/client.ts";
 import { createTokenManager } from "./upstream/events/tokens.ts";
 import { createHttp, RETRY_POLICIES } from "./upstream/http.ts";
@@ -39,7 +50,22 @@ export interface StartAppOptions {
   retryPolicy?: keyof typeof RETRY_POLICIES;
   host?: string;
   /** Mounted on the server in playground mode (the page and the emulator's routes). */
-  playground?: Parameters<typeof createAppServer>[0]["playground"];
+  playground?: Handler;
+  /**
+   * Where the live engine runs: "thread" (its own worker thread, off the event loop that answers
+   * requests; the default except on the memory store, which no other thread can open) or
+   * "inline". Tests that watch the engine's store calls from this thread choose inline.
+   */
+  liveEngine?: "thread" | "inline";
+  /** The engine's timings (tests). */
+  liveOptions?: LiveEngineOptions;
+  /**
+   * At start, ask the events service about the events still alive here and mark gone the ones
+   * it no longer has (domain/reconcile.ts), paced in the background. Default on; false skips it.
+   */
+  reconcile?: false | Omit<ReconcileOptions, "signal">;
+  /** The embedded sandbox keeps its events here across restarts (the playground: in data/). */
+  sandboxStateFile?: string;
 }
 
 export interface OnAirApp {
@@ -52,12 +78,17 @@ export interface OnAirApp {
   readonly logger: Logger;
   readonly metrics: Metrics;
   readonly store: Store;
+  readonly live: LiveHost;
   close(): Promise<void>;
 }
 
+/** How long a store may take to say whether it has seen a Slack event id. */
+const EVENT_DEDUPE_MS = 60 * 60_000;
+
 /**
- * The composition root: config → store → upstream clients → Bolt → one HTTP server. The server
- * listens first, so that with PORT=0 the sandbox and webhook URLs name the real port.
+ * The composition root: config → store → upstream clients → Bolt → one HTTP server → the live
+ * engine. The server listens first, so that with PORT=0 the sandbox and webhook URLs name the
+ * real port. Nothing below this file builds its own dependencies.
  */
 export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const config = options.config;
@@ -78,82 +109,89 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     mode: config.mode,
     dataDir: options.dataDir ?? "data",
   });
+  const previousKeys = config.previousEncryptionKey ? [config.previousEncryptionKey] : [];
+  const cipher = createCipher(key, previousKeys);
   const store = await openStore(config.store.url, {
-    cipher: createCipher(key),
+    cipher,
+    repositories: LIVE_REPOSITORIES,
     logger,
     ...(options.storeNamespace ? { namespace: options.storeNamespace } : {}),
   });
   closers.push(() => store.close());
+  try {
+    // A key that does not open the store's secrets is refused here, not at a user's first act.
+    const keyCheck = await checkEncryptionKey(
+      store,
+      cipher,
+      config.encryptionKey
+        ? "ONAIR_ENCRYPTION_KEY"
+        : `the key in ${options.dataDir ?? "data"}/${KEY_FILE}`,
+    );
+    if (keyCheck === "resealed") {
+      logger.info(
+        "encryption key: the store's canary is sealed with the new key now; run npm run rekey to seal every value with it",
+      );
+    }
+  } catch (err) {
+    await store.close().catch(() => {});
+    throw err;
+  }
 
-  const sandboxed = !config.upstream.relayBaseUrl || !config.upstream.eventsBaseUrl;
-  const sandbox = sandboxed
+  const sandbox = config.upstream.sandbox
     ? createSandbox({
         now,
         logger: logger.child({ component: "sandbox" }),
         ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        ...(options.sandboxStateFile ? { stateFile: options.sandboxStateFile } : {}),
       })
     : undefined;
+  if (sandbox && config.mode === "slack") {
+    logger.warn(
+      "ONAIR_SANDBOX=1: the embedded sandbox and its unauthenticated control API are served on this port; anyone who reaches it can drive fake states and joins. For tests and demos only.",
+    );
+  }
 
   const signingSecret = config.slack.signingSecret ?? randomBytes(32).toString("hex");
-  const oauth = config.slack.oauth;
-  const apiUrl = config.slack.apiUrl;
-  const boltLog = boltLogger(logger);
-  const receiver = new HTTPReceiver({
-    signingSecret,
-    endpoints: ["/slack/events"],
-    logger: boltLog,
-    // Listeners ack themselves within milliseconds; this only catches one that forgets.
-    unhandledRequestTimeoutMillis: 2_500,
-    ...(oauth
-      ? {
-          clientId: oauth.clientId,
-          clientSecret: oauth.clientSecret,
-          stateSecret: oauth.stateSecret,
-          scopes: botScopes(),
-          installationStore: createInstallationStore(store),
-          installerOptions: {
-            installPath: "/slack/install",
-            redirectUriPath: "/slack/oauth_redirect",
-            directInstall: true,
-            stateVerification: true,
-            // A token refresh runs before the ack: a few quick retries, not Slack's default
-            // of ten over half an hour.
-            clientOptions: {
-              ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
-              retryConfig: { retries: 2, factor: 1.5, minTimeout: 100, maxTimeout: 500 },
-            },
-            ...(apiUrl
-              ? { authorizationUrl: new URL("/oauth/v2/authorize", apiUrl).toString() }
-              : {}),
-          },
-        }
-      : {}),
-  });
-  const installer = receiver.installer;
-  if (installer) installer.authorize = singleFlightAuthorize(installer.authorize.bind(installer));
-  const bolt = new App({
-    receiver,
-    logger: boltLog,
-    deferInitialization: true,
-    ...(config.slack.botToken ? { token: config.slack.botToken } : {}),
-    clientOptions: {
-      ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
-      fetch: countingFetch(metrics),
-      retryConfig: { retries: 2, factor: 1.5, minTimeout: 200, maxTimeout: 1_000 },
-    },
-  });
+  const slack = createSlackSide({ config, signingSecret, store, logger, metrics });
 
-  // Late-bound: the server must listen before the clients know the sandbox's port.
-  let depsRef: Deps | undefined;
+  // Late-bound: the server listens before the engine exists (its URLs need the bound port).
+  let engine: LiveHost | undefined;
+  const webhook = createWebhookRoute({ metrics, ingest: () => engine?.ingest });
+  const handlers: Handler[] = [
+    createHealthHandler({ logger, ready: () => store.ping() }),
+    createMetricsHandler(metrics),
+    webhook.handler,
+    createSlackHandler({
+      logger,
+      metrics,
+      listener: slack.serving ? slack.receiver.requestListener : undefined,
+      signingSecret,
+      now,
+      firstDelivery: (eventId) => store.claimOnce(`slack-event:${eventId}`, EVENT_DEDUPE_MS),
+    }),
+  ];
+  if (sandbox) {
+    handlers.push(
+      (req, res, url) => url.pathname.startsWith(ROUTES.sandbox) && sandbox.handle(req, res),
+    );
+  }
+  if (options.playground) {
+    const page = options.playground;
+    handlers.push(page, (_req, res, url) => {
+      if (url.pathname !== "/") return false;
+      res.writeHead(302, { location: ROUTES.playground }).end();
+      return true;
+    });
+  }
   const server = createAppServer({
     logger,
     metrics,
-    ready: () => store.ping(),
-    now,
-    slack: config.slack.botToken || oauth ? receiver.requestListener : undefined,
-    sandbox,
-    playground: options.playground,
-    webhook: createWebhookHandler(() => depsRef),
+    handlers,
+    fast: {
+      target: PLAIN_WEBHOOK_TARGET,
+      route: routeLabel(ROUTES.webhook),
+      handle: webhook.direct,
+    },
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -183,16 +221,23 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   });
   closers.push(() => http.close());
   const relay = createRelayClient({
-    baseUrl: config.upstream.relayBaseUrl ?? `${origin}/_sandbox/relay`,
+    baseUrl: config.upstream.relayBaseUrl ?? `${origin}${ROUTES.sandbox}relay`,
     http,
   });
   const events = createEventsClient({
-    baseUrl: config.upstream.eventsBaseUrl ?? `${origin}/_sandbox/events`,
+    baseUrl: config.upstream.eventsBaseUrl ?? `${origin}${ROUTES.sandbox}events`,
     http,
   });
   const tokens = createTokenManager({ events, cache: store.tokens.cache, now });
 
-  const bulkClients = new Map<string, WebClient>();
+  const live: LivePort = {
+    nudge: () => engine?.nudge(),
+    forgetSubscription: (id) => engine?.forgetSubscription(id),
+    figures: async (team, eventId) => engine?.figures(team, eventId),
+    snapshot: async (team, eventId) => engine?.snapshot(team, eventId),
+    announce: async (team, channel, text) => engine?.announce(team, channel, text),
+  };
+  const usesSandbox = !config.upstream.relayBaseUrl || !config.upstream.eventsBaseUrl;
   const deps: Deps = {
     config: effective,
     logger,
@@ -201,42 +246,48 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     relay,
     events,
     tokens,
-    sandboxed,
+    sandboxed: usesSandbox,
+    defaultCredentials: usesSandbox ? SANDBOX_SEEDS : undefined,
     now,
-    async bulkClient(teamId) {
-      // Through the installer, so a rotating token is refreshed (once) before it is used.
-      const token =
-        config.slack.botToken ??
-        (installer
-          ? (
-              await installer.authorize({
-                teamId,
-                enterpriseId: undefined,
-                isEnterpriseInstall: false,
-              })
-            ).botToken
-          : undefined);
-      if (!token) throw new Error(`no bot token for team ${teamId}`);
-      const cached = bulkClients.get(teamId);
-      if (cached && cached.token === token) return cached;
-      const client = new WebClient(token, {
-        ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
-        rejectRateLimitedCalls: true,
-        retryConfig: { retries: 0 },
-        logger: boltLog,
-      });
-      bulkClients.set(teamId, client);
-      return client;
-    },
+    webhookUrl: (id) => `${publicUrl.replace(/\/+$/, "")}${ROUTES.webhook}${id}`,
+    bulkClient: (teamId) => slack.bulkClient(teamId),
+    live,
     onClose(fn) {
       closers.push(fn);
     },
   };
-  depsRef = deps;
-  registerListeners(bolt, depsRef);
-  startLiveWorker(deps);
-  await bolt.init();
+  registerListeners(slack.bolt, deps);
+  const inThread = (options.liveEngine ?? "thread") === "thread" && config.store.kind !== "memory";
+  engine = await startLiveHost(deps, {
+    thread: inThread
+      ? {
+          storeUrl: config.store.url,
+          storeNamespace: options.storeNamespace,
+          key: new Uint8Array(key),
+          previousKeys: previousKeys.map((k) => new Uint8Array(k)),
+          logLevel: config.logLevel,
+          slackApiUrl: config.slack.apiUrl,
+        }
+      : false,
+    ...(options.liveOptions ? { engine: options.liveOptions } : {}),
+  });
+  const host = engine;
+  closers.push(() => host.stop());
+  await slack.bolt.init();
   if (sandbox) closers.push(() => sandbox.close());
+  if (options.reconcile !== false) {
+    const stop = new AbortController();
+    const done = reconcileEvents(deps, { ...options.reconcile, signal: stop.signal })
+      .then((o) => {
+        if (o.checked + o.skipped > 0) logger.info(o, "reconciled events with the events service");
+      })
+      .catch((err: unknown) => logger.warn({ err }, "reconcile at start did not finish"));
+    // Closed first (closers run last to first): nothing asks the store after it is closed.
+    closers.push(async () => {
+      stop.abort();
+      await done;
+    });
+  }
 
   let closed = false;
   return {
@@ -244,11 +295,12 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     config: effective,
     deps,
     server,
-    bolt,
+    bolt: slack.bolt,
     sandbox,
     logger,
     metrics,
     store,
+    live: engine,
     async close() {
       if (closed) return;
       closed = true;

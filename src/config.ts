@@ -28,10 +28,20 @@ export interface Config {
   readonly store: { readonly url: string; readonly kind: StoreKind };
   /** 32 bytes; undefined only in playground mode, where one is generated into data/. */
   readonly encryptionKey: Buffer | undefined;
+  /**
+   * ONAIR_ENCRYPTION_KEY_PREVIOUS: the key being rotated away from. Values it opens are sealed
+   * again with the current key as they are read (and all at once by `npm run rekey`).
+   */
+  readonly previousEncryptionKey: Buffer | undefined;
   readonly upstream: {
     /** undefined = the embedded sandbox. No trailing slash. */
     readonly relayBaseUrl: string | undefined;
     readonly eventsBaseUrl: string | undefined;
+    /**
+     * Serve the embedded sandbox of both services (and its unauthenticated control API): always in
+     * playground mode, with Slack credentials only when ONAIR_SANDBOX=1 asks for it.
+     */
+    readonly sandbox: boolean;
   };
   readonly logLevel: LogLevel;
 }
@@ -109,10 +119,24 @@ const rawSchema = z.object({
   SLACK_API_URL: optionalString,
   STORE_URL: optionalString,
   ONAIR_ENCRYPTION_KEY: optionalString,
+  ONAIR_ENCRYPTION_KEY_PREVIOUS: optionalString,
   RELAY_BASE_URL: optionalString,
   EVENTS_BASE_URL: optionalString,
+  ONAIR_SANDBOX: optionalString,
   LOG_LEVEL: optionalString,
 });
+
+function base64Key(variable: string, value: string | undefined): Buffer | undefined {
+  if (value === undefined) return undefined;
+  const text = value.trim();
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || Buffer.from(text, "base64").length !== 32) {
+    throw new ConfigError(
+      variable,
+      "must be 32 bytes in base64 (make one with: openssl rand -base64 32)",
+    );
+  }
+  return Buffer.from(text, "base64");
+}
 
 /** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
@@ -177,17 +201,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const storeUrl = raw.STORE_URL ?? "sqlite://data/onair.sqlite";
   const kind = storeKind(storeUrl);
 
-  let encryptionKey: Buffer | undefined;
-  if (raw.ONAIR_ENCRYPTION_KEY !== undefined) {
-    const text = raw.ONAIR_ENCRYPTION_KEY.trim();
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || Buffer.from(text, "base64").length !== 32) {
-      throw new ConfigError(
-        "ONAIR_ENCRYPTION_KEY",
-        "must be 32 bytes in base64 (make one with: openssl rand -base64 32)",
-      );
-    }
-    encryptionKey = Buffer.from(text, "base64");
-  } else if (mode === "slack") {
+  const encryptionKey = base64Key("ONAIR_ENCRYPTION_KEY", raw.ONAIR_ENCRYPTION_KEY);
+  const previousEncryptionKey = base64Key(
+    "ONAIR_ENCRYPTION_KEY_PREVIOUS",
+    raw.ONAIR_ENCRYPTION_KEY_PREVIOUS,
+  );
+  if (previousEncryptionKey && encryptionKey?.equals(previousEncryptionKey)) {
+    throw new ConfigError(
+      "ONAIR_ENCRYPTION_KEY_PREVIOUS",
+      "is the same as ONAIR_ENCRYPTION_KEY; it names the old key while moving to a new one",
+    );
+  }
+  if (encryptionKey === undefined && mode === "slack") {
     throw new ConfigError(
       "ONAIR_ENCRYPTION_KEY",
       "is required with Slack credentials (make one with: openssl rand -base64 32)",
@@ -198,6 +223,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     raw.RELAY_BASE_URL !== undefined ? httpUrl("RELAY_BASE_URL", raw.RELAY_BASE_URL) : undefined;
   const eventsBaseUrl =
     raw.EVENTS_BASE_URL !== undefined ? httpUrl("EVENTS_BASE_URL", raw.EVENTS_BASE_URL) : undefined;
+
+  let sandboxAsked = false;
+  if (raw.ONAIR_SANDBOX !== undefined) {
+    if (raw.ONAIR_SANDBOX.trim() === "1") sandboxAsked = true;
+    else if (raw.ONAIR_SANDBOX.trim() !== "0") {
+      throw new ConfigError("ONAIR_SANDBOX", `must be 1 or 0 (got "${raw.ONAIR_SANDBOX}")`);
+    }
+  }
+  const upstreamMissing = relayBaseUrl === undefined || eventsBaseUrl === undefined;
+  if (mode === "slack" && upstreamMissing && !sandboxAsked) {
+    throw new ConfigError(
+      relayBaseUrl === undefined ? "RELAY_BASE_URL" : "EVENTS_BASE_URL",
+      "is required with Slack credentials: set RELAY_BASE_URL and EVENTS_BASE_URL to your services (or ONAIR_SANDBOX=1 to serve the embedded sandbox, for tests and demos only)",
+    );
+  }
 
   const level = (raw.LOG_LEVEL ?? "info").toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
@@ -219,7 +259,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     store: { url: storeUrl, kind },
     encryptionKey,
-    upstream: { relayBaseUrl, eventsBaseUrl },
+    previousEncryptionKey,
+    upstream: {
+      relayBaseUrl,
+      eventsBaseUrl,
+      sandbox: sandboxAsked || (mode === "playground" && upstreamMissing),
+    },
     logLevel: level as LogLevel,
   };
 }

@@ -1,4 +1,5 @@
 import { type DestinationStream, type Logger, pino, stdSerializers } from "pino";
+import pretty from "pino-pretty";
 import type { LogLevel } from "./config.ts";
 
 export type { Logger };
@@ -65,8 +66,26 @@ export function scrub(text: string): string {
 
 export interface LoggerOptions {
   level: LogLevel;
-  /** Where lines go; tests pass a stream to capture and scan them. Default: stdout. */
+  /**
+   * Where lines go; tests pass a stream to capture and scan them. Default: stdout, as JSON lines
+   * for a log collector, or as pino-pretty's readable lines when stdout is a terminal.
+   */
   destination?: DestinationStream;
+}
+
+/** A person at a terminal reads lines, not JSON. Synchronous: nothing is lost on exit. */
+export function readableLines(out?: NodeJS.WritableStream): DestinationStream {
+  return pretty({
+    ...(out ? { destination: out } : {}),
+    sync: true,
+    colorize: true,
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname,app",
+  });
+}
+
+function defaultDestination(): DestinationStream | undefined {
+  return process.stdout.isTTY ? readableLines() : undefined;
 }
 
 export function createLogger({ level, destination }: LoggerOptions): Logger {
@@ -89,11 +108,17 @@ export function createLogger({ level, destination }: LoggerOptions): Logger {
         err: (err: unknown) => {
           const s = stdSerializers.err(err as Error);
           if (typeof s.message === "string") s.message = scrub(s.message);
+          // An error's code (ECONNREFUSED, decrypt_failed) is what an operator looks up; under
+          // its own name, so the redaction of `code` fields (OAuth codes) leaves it readable.
+          if (typeof s.code === "string" && /^[A-Za-z0-9_.:-]{1,64}$/.test(s.code)) {
+            s.errorCode = s.code;
+            delete s.code;
+          }
           if (typeof s.stack === "string") s.stack = scrub(s.stack);
           return s;
         },
       },
     },
-    destination,
+    destination ?? defaultDestination(),
   );
 }

@@ -1,26 +1,31 @@
-import { existsSync } from "node:fs";
-import { type Config, ConfigError, loadConfig } from "./config.ts";
+import { startCommand } from "./cli.ts";
+import { createLogger, scrub } from "./log.ts";
 
 /**
  * `npm start`. With Slack credentials: the app for a real workspace. Without: the playground
  * (the same app, the embedded sandbox, an emulated workspace and a page to use it from).
  */
 
-// Slack's starter apps read a .env file in the working directory; so do we. Values already
-// in the environment win.
-if (existsSync(".env")) process.loadEnvFile(".env");
+const { config, fail } = startCommand("onair");
 
-function fail(message: string): never {
-  process.stderr.write(`onair: ${message}\n`);
-  process.exit(1);
-}
+// The last resort: a failure nothing else caught (a rejection inside a library's callback, a
+// throw in a timer) is logged and the process keeps serving. Every request and listener has its
+// own handling; this only keeps one stray failure from taking the whole app down.
+const lastResort = createLogger({ level: config.logLevel }).child({ component: "process" });
+process.on("unhandledRejection", (reason) => {
+  lastResort.error({ err: reason }, "unhandled rejection; still serving");
+});
+process.on("uncaughtException", (err) => {
+  lastResort.error({ err }, "uncaught exception; still serving");
+});
 
-let config: Config;
-try {
-  config = loadConfig();
-} catch (err) {
-  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
-  throw err;
+// The compiled build (npm run build, node dist/main.js) serves Slack only: the playground's
+// emulated workspace is a development dependency, left out of a production install.
+const compiled = import.meta.url.endsWith(".js");
+if (compiled && config.mode === "playground") {
+  fail(
+    "no Slack credentials: set SLACK_BOT_TOKEN (one workspace) or SLACK_CLIENT_ID, SLACK_CLIENT_SECRET and SLACK_STATE_SECRET (OAuth). The playground runs from a source checkout with npm start.",
+  );
 }
 
 let close: () => Promise<void>;
@@ -55,7 +60,11 @@ try {
 } catch (err) {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === "EADDRINUSE") fail(`PORT ${config.port} is already in use; set PORT to a free port`);
-  throw err;
+  // The operator's to fix, and the line says how: no stack.
+  if ((err as Error).name === "EncryptionKeyError") fail((err as Error).message);
+  // Nothing serves yet, so there is nothing to keep running: say why and stop.
+  lastResort.fatal({ err }, "could not start");
+  fail(`could not start: ${scrub(String((err as Error)?.message ?? err))}`);
 }
 
 let stopping = false;

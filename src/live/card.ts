@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { buildEventCard } from "../slack/blocks/event-card.ts";
-import type { KnownBlock } from "../slack/blocks/kit.ts";
-import { NOISE_WORDS } from "./digest.ts";
-import { eventOf, type LiveSubscription, noiseOf } from "./records.ts";
+import { buildEventCard, type EventCardLive } from "../blocks/event-card.ts";
+import type { KnownBlock } from "../blocks/kit.ts";
+import { NOISE_WORDS } from "../blocks/noise.ts";
+import { eventOf, type LiveSubscription, noiseOf } from "../domain/subscription.ts";
 import type { EventLive } from "./state.ts";
 
 export interface RenderedCard {
@@ -37,12 +37,41 @@ export function renderCard(
         }
       : {}),
     ...(sub.cancelled ? { cancelled: true } : {}),
+    ...(sub.gone ? { gone: true } : {}),
     noise: NOISE_WORDS[noise],
   });
+  return withHash(card);
+}
+
+function withHash(card: { text: string; blocks: KnownBlock[] }): RenderedCard {
   const hash = createHash("sha256")
     .update(card.text)
     .update("\0")
     .update(JSON.stringify(card.blocks))
     .digest("base64url");
   return { ...card, hash };
+}
+
+/** The figures a muted card keeps: those of the moment it was muted. */
+export function frozenFigures(live: EventLive): EventCardLive | undefined {
+  const inst = live.current();
+  if (!inst) return undefined;
+  return {
+    state: inst.state ?? "NOT_STARTED",
+    present: inst.present,
+    peak: inst.peak,
+    unique: inst.unique,
+    instanceId: inst.id,
+  };
+}
+
+/** A muted channel's card: the event and figures frozen at mute time, saying it is muted. */
+export function renderMutedCard(muted: {
+  event: unknown;
+  figures: unknown;
+}): RenderedCard | undefined {
+  const event = eventOf({ event: muted.event } as LiveSubscription);
+  if (!event) return undefined;
+  const figures = muted.figures as EventCardLive | undefined;
+  return withHash(buildEventCard({ event, ...(figures ? { live: figures } : {}), muted: true }));
 }

@@ -1,4 +1,4 @@
-import { escapeMrkdwn, truncate } from "../slack/blocks/kit.ts";
+import { escapeMrkdwn, truncate } from "../blocks/kit.ts";
 import type { NoiseLevel } from "../store/index.ts";
 import type { Notice } from "./state.ts";
 
@@ -111,20 +111,4 @@ export function digestText(
 /** The "counter only" level: one thread message, updated in place. */
 export function counterText(f: { joins: number; leaves: number; present: number }): string {
   return `:bar_chart: So far ${f.joins} joined · ${f.leaves} left · ${f.present} attending now.`;
-}
-
-export const NOISE_WORDS: Readonly<Record<NoiseLevel, string>> = {
-  off: "off",
-  counter: "a running count in the thread",
-  digest: "digests in the thread",
-  every: "every join and leave in the thread",
-};
-
-export function parseNoise(word: string | undefined): NoiseLevel | undefined {
-  const w = (word ?? "").toLowerCase();
-  if (w === "off" || w === "counter" || w === "digest" || w === "every") return w;
-  if (w === "count" || w === "counters") return "counter";
-  if (w === "digests") return "digest";
-  if (w === "all") return "every";
-  return undefined;
 }

@@ -19,9 +19,25 @@ export const COUNTER_EVENT = "onair_counter";
  * cant_update_message, an earlier digest).
  */
 const CLOCK_SLACK_MS = 60_000;
-/** Slack's limit for non-Marketplace apps (15 objects a page, a request a minute). */
+/**
+ * How far after the mark: the post went out right after the mark was stored; a call that hung
+ * before Slack took it is bounded by the client's timeout, well inside this.
+ */
+const AFTER_MS = 2 * 60_000;
+/**
+ * Slack's limits for apps outside the Marketplace created since 2025-05-29: 15 objects a page
+ * and one request a minute on conversations.history/replies. The window above rarely holds
+ * more than one page; a throttled read resumes where it stopped (ScanProgress) instead of
+ * starting over.
+ */
 const PAGE = 15;
 const PAGES = 5;
+
+/** Where a scan stopped, kept by the caller so a throttled scan resumes at its page. */
+export interface ScanProgress {
+  cursor?: string | undefined;
+  page: number;
+}
 
 export function cardMetadata(eventId: string, hash: string) {
   return { event_type: CARD_EVENT, event_payload: { eventId, hash } };
@@ -45,6 +61,7 @@ export function counterMetadata(eventId: string) {
 interface Listed {
   ts?: string;
   metadata?: { event_type?: string; event_payload?: unknown };
+  files?: Array<{ name?: string }>;
 }
 
 type Payload = Record<string, unknown>;
@@ -60,6 +77,10 @@ function oldest(since: number): string {
   return ((since - CLOCK_SLACK_MS) / 1000).toFixed(6);
 }
 
+function latest(since: number): string {
+  return ((since + AFTER_MS) / 1000).toFixed(6);
+}
+
 /** Reads pages until `match` finds a message; Slack's errors are thrown as they come. */
 async function scan<T>(
   read: (cursor: string | undefined) => Promise<{
@@ -67,16 +88,17 @@ async function scan<T>(
     response_metadata?: { next_cursor?: string };
   }>,
   match: (m: Listed) => T | undefined,
+  progress: ScanProgress = { page: 0 },
 ): Promise<T | undefined> {
-  let cursor: string | undefined;
-  for (let i = 0; i < PAGES; i++) {
-    const res = await read(cursor);
+  while (progress.page < PAGES) {
+    const res = await read(progress.cursor);
     for (const m of res.messages ?? []) {
       const found = match(m);
       if (found !== undefined) return found;
     }
-    cursor = res.response_metadata?.next_cursor || undefined;
-    if (!cursor) return undefined;
+    progress.page++;
+    progress.cursor = res.response_metadata?.next_cursor || undefined;
+    if (!progress.cursor) return undefined;
   }
   return undefined;
 }
@@ -87,12 +109,15 @@ export function findCard(
   channel: string,
   eventId: string,
   since: number,
+  progress?: ScanProgress,
 ): Promise<{ ts: string; hash: string | undefined } | undefined> {
   return scan(
     (cursor) =>
       client.conversations.history({
         channel,
         oldest: oldest(since),
+        latest: latest(since),
+        inclusive: true,
         include_all_metadata: true,
         limit: PAGE,
         ...(cursor ? { cursor } : {}),
@@ -102,6 +127,7 @@ export function findCard(
       if (!p || !m.ts) return undefined;
       return { ts: m.ts, hash: typeof p.hash === "string" ? p.hash : undefined };
     },
+    progress,
   );
 }
 
@@ -112,6 +138,7 @@ function findReply<T>(
   cardTs: string,
   since: number,
   match: (m: Listed) => T | undefined,
+  progress?: ScanProgress,
 ): Promise<T | undefined> {
   return scan(
     (cursor) =>
@@ -119,11 +146,14 @@ function findReply<T>(
         channel,
         ts: cardTs,
         oldest: oldest(since),
+        latest: latest(since),
+        inclusive: true,
         include_all_metadata: true,
         limit: PAGE,
         ...(cursor ? { cursor } : {}),
       }),
     match,
+    progress,
   );
 }
 
@@ -135,9 +165,15 @@ export function findDigest(
   eventId: string,
   seq: number,
   since: number,
+  progress?: ScanProgress,
 ): Promise<string | undefined> {
-  return findReply(client, channel, cardTs, since, (m) =>
-    payloadOf(m, DIGEST_EVENT, eventId)?.seq === seq ? m.ts : undefined,
+  return findReply(
+    client,
+    channel,
+    cardTs,
+    since,
+    (m) => (payloadOf(m, DIGEST_EVENT, eventId)?.seq === seq ? m.ts : undefined),
+    progress,
   );
 }
 
@@ -148,8 +184,33 @@ export function findCounter(
   cardTs: string,
   eventId: string,
   since: number,
+  progress?: ScanProgress,
 ): Promise<string | undefined> {
-  return findReply(client, channel, cardTs, since, (m) =>
-    payloadOf(m, COUNTER_EVENT, eventId) ? m.ts : undefined,
+  return findReply(
+    client,
+    channel,
+    cardTs,
+    since,
+    (m) => (payloadOf(m, COUNTER_EVENT, eventId) ? m.ts : undefined),
+    progress,
+  );
+}
+
+/** The attendance report (files named `stem.*`) in the card's thread since `since` (ms): its ts. */
+export function findReport(
+  client: WebClient,
+  channel: string,
+  cardTs: string,
+  stem: string,
+  since: number,
+  progress?: ScanProgress,
+): Promise<string | undefined> {
+  return findReply(
+    client,
+    channel,
+    cardTs,
+    since,
+    (m) => ((m.files ?? []).some((f) => f.name?.startsWith(`${stem}.`)) ? m.ts : undefined),
+    progress,
   );
 }

@@ -1,108 +1,106 @@
+import { createHash } from "node:crypto";
 import type { WebClient } from "@slack/web-api";
-import type { Deps } from "../deps.ts";
-import { escapeMrkdwn, slackDate, truncate } from "../slack/blocks/kit.ts";
-import type { Event } from "../upstream/events/schemas.ts";
+import { REMINDER_HORIZON_MS, REMINDER_MIN_LEAD_MS, reminderText } from "../domain/reminders.ts";
+import { eventOf, type LiveSubscription } from "../domain/subscription.ts";
+import { slackErrorName } from "../slack-errors.ts";
+import type { ChannelPosting, ScheduledReminder } from "./live-record.ts";
 
 /**
- * Reminders before the start, held by Slack (chat.scheduleMessage), so they survive restarts of
- * this app; their ids are kept on the subscription so an edit can move them and a cancel or
- * mute delete them.
+ * Slack's scheduled reminders kept in step with what the subscription asks, one call per turn of
+ * the channel's lane (so they share its pace, and its Retry-After), the way cards and digests
+ * are posted. Wanted: for each minutes-before of the channel, a reminder at start − minutes, if
+ * that is between a minute from now and Slack's 120-day horizon. Held but not wanted (the event
+ * moved, was cancelled, the channel muted): deleted. A reminder whose time has come is Slack's
+ * to post and is simply forgotten.
  */
 
-/** Slack refuses a post_at in the past and beyond 120 days; a minute of slack for clocks. */
-const MIN_LEAD_MS = 60_000;
-const HORIZON_MS = 120 * 24 * 3600 * 1000;
-
-interface RateLimited {
-  code?: string;
-  retryAfter?: number;
-  data?: { error?: string };
+export interface WantedReminder {
+  key: string;
+  /** Epoch seconds. */
+  postAt: number;
+  text: string;
 }
 
-/** The bulk client never retries; these one-off calls try again a couple of times on a 429. */
-async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await fn();
-    } catch (err) {
-      const e = (err ?? {}) as RateLimited;
-      if (e.code !== "slack_webapi_rate_limited_error" || attempt >= 2) throw err;
-      const ms = Math.min(5, Math.max(1, Number(e.retryAfter) || 1)) * 1000;
-      await new Promise((r) => setTimeout(r, ms));
-    }
-  }
-}
+/** Not worth deleting: Slack posts it within this long anyway. */
+const DUE_SOON_MS = 30_000;
 
-function inWords(min: number): string {
-  if (min % 1440 === 0) return min === 1440 ? "1 day" : `${min / 1440} days`;
-  if (min % 60 === 0) return min === 60 ? "1 hour" : `${min / 60} hours`;
-  return min === 1 ? "1 minute" : `${min} minutes`;
-}
-
-export function reminderText(event: Event, min: number): string {
-  const title = escapeMrkdwn(truncate(event.title || "Untitled event", 150));
-  const join = event.attendeeUrl
-    ? ` Join here: <https://${event.attendeeUrl.replace(/[<>|]/g, "")}|join as an attendee>.`
-    : "";
-  return `:alarm_clock: *${title}* starts in ${inWords(min)}, at ${slackDate(event.start)}.${join}`;
-}
-
-export async function scheduleReminders(
-  deps: Deps,
-  team: string,
+export function wantedReminders(
+  sub: LiveSubscription | undefined,
   channel: string,
-  event: Event,
-  mins: readonly number[],
-): Promise<Array<{ id: string; postAt: number }>> {
-  const now = deps.now();
-  const out: Array<{ id: string; postAt: number }> = [];
-  let client: WebClient;
-  try {
-    client = await deps.bulkClient(team);
-  } catch (err) {
-    deps.logger.warn({ err }, "live: no Slack client for reminders");
-    return out;
-  }
+  now: number,
+): WantedReminder[] {
+  if (!sub || sub.cancelled || sub.gone || !sub.channels.includes(channel)) return [];
+  const mins = sub.reminders?.[channel]?.mins ?? [];
+  const event = eventOf(sub);
+  if (!event) return [];
+  const out: WantedReminder[] = [];
   for (const min of [...new Set(mins)].sort((a, b) => b - a)) {
     const at = event.start - min * 60_000;
-    if (at < now + MIN_LEAD_MS || at > now + HORIZON_MS) continue;
+    if (at < now + REMINDER_MIN_LEAD_MS || at > now + REMINDER_HORIZON_MS) continue;
     const postAt = Math.floor(at / 1000);
-    try {
-      const res = await withRetry(() =>
-        client.chat.scheduleMessage({ channel, post_at: postAt, text: reminderText(event, min) }),
-      );
-      if (res.scheduled_message_id) out.push({ id: res.scheduled_message_id, postAt });
-    } catch (err) {
-      deps.logger.warn({ err, channel }, "live: reminder not scheduled");
-    }
+    const text = reminderText(event, min);
+    const key = createHash("sha256").update(`${postAt}\0${text}`).digest("base64url").slice(0, 22);
+    out.push({ key, postAt, text });
   }
   return out;
 }
 
-export async function cancelReminders(
-  deps: Deps,
-  team: string,
+export type ReminderStep =
+  | { op: "delete"; reminder: ScheduledReminder }
+  | { op: "schedule"; wanted: WantedReminder };
+
+/** The next call that brings the channel closer to what is wanted, if any. */
+export function nextReminderStep(
+  c: ChannelPosting,
+  wanted: readonly WantedReminder[],
+  now: number,
+): ReminderStep | undefined {
+  const held = (c.reminders ?? []).filter((r) => r.postAt * 1000 > now);
+  const keys = new Set(wanted.map((w) => w.key));
+  const extra = held.find((r) => !keys.has(r.key) && r.postAt * 1000 > now + DUE_SOON_MS);
+  if (extra) return { op: "delete", reminder: extra };
+  const heldKeys = new Set(held.map((r) => r.key));
+  const missing = wanted.find((w) => !heldKeys.has(w.key));
+  return missing ? { op: "schedule", wanted: missing } : undefined;
+}
+
+/** Drops what Slack has posted by now from the channel's list. */
+export function forgetPosted(c: ChannelPosting, now: number): void {
+  if (!c.reminders) return;
+  c.reminders = c.reminders.filter((r) => r.postAt * 1000 > now);
+  if (c.reminders.length === 0) delete c.reminders;
+}
+
+/**
+ * Slack's scheduled message matching a reminder whose id was not recorded (the answer was lost,
+ * or the process died right after the call): same time, same text.
+ */
+export async function findScheduled(
+  client: WebClient,
   channel: string,
-  scheduled: ReadonlyArray<{ id: string; postAt: number }>,
+  wanted: { postAt: number; text: string },
+): Promise<string | undefined> {
+  const res = await client.chat.scheduledMessages.list({
+    channel,
+    oldest: String(wanted.postAt - 1),
+    latest: String(wanted.postAt + 1),
+    limit: 100,
+  });
+  return res.scheduled_messages?.find(
+    (m) => m.post_at === wanted.postAt && m.text === wanted.text && m.id,
+  )?.id;
+}
+
+/** Deletes one; gone already (posted, or deleted by hand) counts as done. */
+export async function deleteScheduled(
+  client: WebClient,
+  channel: string,
+  id: string,
 ): Promise<void> {
-  if (scheduled.length === 0) return;
-  let client: WebClient;
   try {
-    client = await deps.bulkClient(team);
+    await client.chat.deleteScheduledMessage({ channel, scheduled_message_id: id });
   } catch (err) {
-    deps.logger.warn({ err }, "live: no Slack client to delete reminders");
-    return;
-  }
-  for (const s of scheduled) {
-    try {
-      await withRetry(() =>
-        client.chat.deleteScheduledMessage({ channel, scheduled_message_id: s.id }),
-      );
-    } catch (err) {
-      // Already posted or already gone: nothing left to delete.
-      const code = (err as RateLimited).data?.error;
-      if (code === "invalid_scheduled_message_id") continue;
-      deps.logger.warn({ err, channel }, "live: reminder not deleted");
-    }
+    if (slackErrorName(err) === "invalid_scheduled_message_id") return;
+    throw err;
   }
 }

@@ -1,10 +1,21 @@
 import type { EventState, WebhookMessage } from "../upstream/events/schemas.ts";
+import {
+  chunkText,
+  currentEncoding,
+  decodeSessions,
+  ENCODE_CHUNK,
+  encodeCached,
+  encodingOf,
+  touched,
+} from "./session-codec.ts";
+
+export { decodeSessions, encodeSessions } from "./session-codec.ts";
 
 /**
  * The live figures of one event, per instance, as pure data: applying a webhook message is
  * idempotent (a session is keyed by endpointGuid + joinTime), so a retried or replayed message
  * changes nothing and yields no notice. That is how "the same message twice is counted once"
- * holds without a claim per message on the hot path: the event's single owner (see worker.ts)
+ * holds without a claim per message on the hot path: the event's single owner (see event-run.ts)
  * applies messages in order and persists the result before the outbox items are removed.
  */
 
@@ -42,6 +53,20 @@ export interface InstanceLive {
   readonly sessions: Map<string, number[]>;
   /** Staff matched by e-mail, by endpointGuid. */
   readonly staff: Map<string, { role: StaffRole; name: string }>;
+  /** Who each endpoint is, as last told (the attendance report's CSV), by endpointGuid. */
+  readonly people: Map<string, Person>;
+  /** State changes as they arrived ([state, epoch ms]); "ENDED" when the instance ended. */
+  readonly marks: Array<[string, number]>;
+  /** When the instance ended (see endOf in domain/report.ts for what "ends" means). */
+  endedAt: number | undefined;
+  /** The last message applied to this instance (epoch ms of arrival). */
+  lastAt: number;
+}
+
+export interface Person {
+  name: string;
+  email?: string;
+  endpointType: string;
 }
 
 /** What the store keeps: compact, one JSON value per event, rewritten per batch (not per message). */
@@ -51,10 +76,16 @@ export interface PersistedInstance {
   peak: number;
   /**
    * One line per endpoint, `guid,joinTime,leaveTime,…` (see encodeSessions): a single string is
-   * far cheaper to write and read than 10,000 small arrays.
+   * far cheaper to write and read than 10,000 small arrays. Absent when the sessions are kept in
+   * chunks of their own (`chunks`), which is how the engine persists them.
    */
-  sessions: string;
+  sessions?: string;
+  /** How many chunks of ENCODE_CHUNK endpoints the sessions are kept in, beside the record. */
+  chunks?: number;
   staff: Array<[string, StaffRole, string]>;
+  marks?: Array<[string, number]>;
+  endedAt?: number;
+  lastAt?: number;
 }
 
 export interface StaffEmails {
@@ -79,7 +110,23 @@ function newInstance(id: string): InstanceLive {
     leaves: 0,
     sessions: new Map(),
     staff: new Map(),
+    people: new Map(),
+    marks: [],
+    endedAt: undefined,
+    lastAt: 0,
   };
+}
+
+function persistTimes(inst: InstanceLive, p: PersistedInstance): void {
+  if (inst.state !== undefined) p.state = inst.state;
+  if (inst.marks.length > 0) p.marks = inst.marks.map((m) => [m[0], m[1]]);
+  if (inst.endedAt !== undefined) p.endedAt = inst.endedAt;
+  if (inst.lastAt > 0) p.lastAt = inst.lastAt;
+}
+
+function endInstance(inst: InstanceLive, at: number): void {
+  inst.endedAt = at;
+  inst.marks.push(["ENDED", at]);
 }
 
 function isOpen(flat: readonly number[]): boolean {
@@ -98,32 +145,48 @@ export class EventLive {
     return id === undefined ? undefined : this.instances.get(id);
   }
 
-  private instance(id: string): InstanceLive {
+  private instance(id: string, at: number): InstanceLive {
     let inst = this.instances.get(id);
     if (!inst) {
+      // A new instance ends the one before it, if that one had begun and not ended yet.
+      const prev = this.current();
+      if (prev && prev.endedAt === undefined && (prev.state !== undefined || prev.unique > 0)) {
+        endInstance(prev, at);
+      }
       inst = newInstance(id);
       this.instances.set(id, inst);
       this.order.push(id);
       // Old instances keep their figures for the record but not their sessions forever.
       while (this.order.length > MAX_INSTANCES) {
         const old = this.order.shift();
-        if (old !== undefined) this.instances.delete(old);
+        if (old !== undefined) {
+          this.instances.delete(old);
+          this.droppedIds.push(old);
+        }
       }
     }
     return inst;
   }
 
-  apply(msg: WebhookMessage, staffEmails?: StaffEmails): ApplyResult {
-    const inst = this.instance(msg.instanceId);
+  /** `at`: when the message arrived (state changes carry no time of their own). */
+  apply(msg: WebhookMessage, staffEmails?: StaffEmails, at = Date.now()): ApplyResult {
+    const inst = this.instance(msg.instanceId, at);
     const isCurrent = this.current() === inst;
+    inst.lastAt = Math.max(inst.lastAt, at);
     if (msg.type === "EVENT_STATE") {
       const next = msg.info.state;
       if (!isEventState(next)) return { changed: false, notices: [] };
+      // A later NOT_STARTED for an instance that had begun: it is over (the card stays as it was).
+      if (next === "NOT_STARTED" && inst.state !== undefined && STATE_RANK[inst.state] > 0) {
+        if (inst.endedAt === undefined) endInstance(inst, at);
+        return { changed: false, notices: [] };
+      }
       // Forward only within an instance: a late or repeated message never moves the card back.
       if (inst.state !== undefined && STATE_RANK[next] <= STATE_RANK[inst.state]) {
         return { changed: false, notices: [] };
       }
       inst.state = next;
+      inst.marks.push([next, at]);
       return { changed: isCurrent, notices: [] };
     }
     const info = msg.info;
@@ -154,7 +217,9 @@ export class EventLive {
       }
       flat.push(info.joinTime, 0);
       inst.joins++;
-      notices.push({ kind: "join", ...who });
+      // One attendee is one endpointGuid, present once: a JOIN while already in (its LEFT was
+      // lost) changes no figure and is no news for the thread.
+      if (!wasIn) notices.push({ kind: "join", ...who });
     } else {
       const leaveTime = info.leaveTime ?? info.joinTime;
       if (idx >= 0) {
@@ -175,6 +240,17 @@ export class EventLive {
         inst.leaves++;
         notices.push({ kind: "join", ...who }, { kind: "leave", ...who });
       }
+    }
+    const known = inst.people.get(guid);
+    if (
+      !known ||
+      known.name !== info.name ||
+      known.email !== info.email ||
+      known.endpointType !== info.endpointType
+    ) {
+      const person: Person = { name: info.name, endpointType: info.endpointType };
+      if (info.email) person.email = info.email;
+      inst.people.set(guid, person);
     }
     // This endpoint's line changed; every other encoded chunk is still exact.
     touched(inst, guid);
@@ -229,19 +305,72 @@ export class EventLive {
         sessions: encodeCached(inst),
         staff: [...inst.staff].map(([g, s]) => [g, s.role, s.name] as [string, StaffRole, string]),
       };
-      if (inst.state !== undefined) p.state = inst.state;
+      persistTimes(inst, p);
       return [p];
     });
   }
 
-  /** Rebuilds from the stored form; present, unique, joins and leaves are derived again. */
-  static from(stored: readonly PersistedInstance[] | undefined): EventLive {
+  /**
+   * What a persist writes: the instances without their sessions (a few hundred bytes), the text
+   * of each chunk of sessions changed since the last persist, and the instances dropped since.
+   * A turn of a 50,000-attendee event rewrites a few chunks, not every session.
+   */
+  persist(): {
+    instances: PersistedInstance[];
+    chunks: Array<{ instanceId: string; n: number; text: string }>;
+    dropped: string[];
+  } {
+    const chunks: Array<{ instanceId: string; n: number; text: string }> = [];
+    const instances = this.order.flatMap((id) => {
+      const inst = this.instances.get(id);
+      if (!inst) return [];
+      const e = currentEncoding(inst);
+      for (const n of e.dirty) chunks.push({ instanceId: id, n, text: chunkText(inst, e, n) });
+      e.dirty.clear();
+      const p: PersistedInstance = {
+        id,
+        peak: inst.peak,
+        chunks: Math.ceil(e.guids.length / ENCODE_CHUNK),
+        staff: [...inst.staff].map(([g, r]) => [g, r.role, r.name] as [string, StaffRole, string]),
+      };
+      persistTimes(inst, p);
+      return [p];
+    });
+    const dropped = this.droppedIds.splice(0);
+    return { instances, chunks, dropped };
+  }
+
+  /** A persist whose write failed: its chunks are written again next time. */
+  redirty(chunks: ReadonlyArray<{ instanceId: string; n: number }>): void {
+    for (const c of chunks) {
+      const inst = this.instances.get(c.instanceId);
+      const e = inst ? encodingOf(inst) : undefined;
+      e?.dirty.add(c.n);
+    }
+  }
+
+  /** Instances pushed out (MAX_INSTANCES) since the last persist, whose chunks can go. */
+  private readonly droppedIds: string[] = [];
+
+  /**
+   * Rebuilds from the stored form; present, unique, joins and leaves are derived again. An
+   * instance kept in chunks reads its chunk texts through `chunk`.
+   */
+  static from(
+    stored: readonly PersistedInstance[] | undefined,
+    chunk: (instanceId: string, n: number) => string | undefined = () => undefined,
+  ): EventLive {
     const live = new EventLive();
     for (const p of stored ?? []) {
       const inst = newInstance(p.id);
       if (p.state !== undefined && isEventState(p.state)) inst.state = p.state;
-      for (const [guid, flat] of decodeSessions(p.sessions)) {
+      const texts =
+        p.sessions !== undefined
+          ? [p.sessions]
+          : Array.from({ length: p.chunks ?? 0 }, (_, n) => chunk(p.id, n) ?? "");
+      for (const [guid, flat, person] of texts.flatMap((t) => decodeSessions(t))) {
         inst.sessions.set(guid, flat);
+        if (person) inst.people.set(guid, person);
         inst.unique++;
         for (let i = 0; i < flat.length; i += 2) {
           inst.joins++;
@@ -251,6 +380,10 @@ export class EventLive {
       }
       inst.peak = Math.max(p.peak, inst.present);
       for (const [guid, role, name] of p.staff) inst.staff.set(guid, { role, name });
+      for (const m of p.marks ?? []) inst.marks.push([m[0], m[1]]);
+      inst.endedAt = p.endedAt;
+      // A record from before lastAt was kept: its quiet period starts now.
+      inst.lastAt = p.lastAt ?? Date.now();
       live.instances.set(p.id, inst);
       live.order.push(p.id);
     }
@@ -260,105 +393,3 @@ export class EventLive {
 
 /** Instances kept per event (a daily series keeps the last few days). */
 export const MAX_INSTANCES = 5;
-
-const ESCAPES: Readonly<Record<string, string>> = { "%": "%25", ",": "%2C", "\n": "%0A" };
-
-function escapeGuid(g: string): string {
-  return /[%,\n]/.test(g) ? g.replace(/[%,\n]/g, (c) => ESCAPES[c] ?? c) : g;
-}
-
-function unescapeGuid(g: string): string {
-  if (!g.includes("%")) return g;
-  try {
-    return decodeURIComponent(g);
-  } catch {
-    return g;
-  }
-}
-
-/**
- * The encoded sessions, kept between persists in chunks of endpoints (in first-seen order). The
- * worker persists after every batch; re-encoding 20,000 unchanged sessions each time (and even
- * looking each one's cached line up) stalled the event loop for milliseconds per turn and showed
- * high in the ingest profile. Now a turn re-encodes only the chunks whose endpoints it touched
- * (a burst of new attendees touches the last one) and joins the chunk texts. apply() is the only
- * writer of sessions and marks the chunk of the endpoint it touches.
- */
-const ENCODE_CHUNK = 256;
-
-interface Encoding {
-  /** Endpoints in the sessions map's order. */
-  guids: string[];
-  /** endpointGuid → position in `guids`. */
-  index: Map<string, number>;
-  /** The text of each chunk of ENCODE_CHUNK endpoints; undefined = to encode again. */
-  texts: Array<string | undefined>;
-}
-
-const encodings = new WeakMap<InstanceLive, Encoding>();
-
-function encodingFor(inst: InstanceLive): Encoding {
-  const guids = [...inst.sessions.keys()];
-  const index = new Map<string, number>();
-  for (let i = 0; i < guids.length; i++) index.set(guids[i] as string, i);
-  const e: Encoding = { guids, index, texts: new Array(Math.ceil(guids.length / ENCODE_CHUNK)) };
-  encodings.set(inst, e);
-  return e;
-}
-
-/** The endpoint's line changed (or is new): its chunk is encoded again at the next persist. */
-function touched(inst: InstanceLive, guid: string): void {
-  const e = encodings.get(inst);
-  if (!e) return;
-  let i = e.index.get(guid);
-  if (i === undefined) {
-    i = e.guids.length;
-    e.guids.push(guid);
-    e.index.set(guid, i);
-  }
-  e.texts[Math.floor(i / ENCODE_CHUNK)] = undefined;
-}
-
-function encodeLine(guid: string, flat: readonly number[]): string {
-  return `${escapeGuid(guid)},${flat.join(",")}`;
-}
-
-function encodeCached(inst: InstanceLive): string {
-  let e = encodings.get(inst);
-  // Sessions are only ever added through apply(), which keeps the encoding in step; a size that
-  // disagrees would mean another writer, and a fresh encoding is always right.
-  if (!e || e.guids.length !== inst.sessions.size) e = encodingFor(inst);
-  const chunks = Math.ceil(e.guids.length / ENCODE_CHUNK);
-  for (let c = 0; c < chunks; c++) {
-    if (e.texts[c] !== undefined) continue;
-    const end = Math.min(e.guids.length, (c + 1) * ENCODE_CHUNK);
-    const lines: string[] = [];
-    for (let i = c * ENCODE_CHUNK; i < end; i++) {
-      const guid = e.guids[i] as string;
-      lines.push(encodeLine(guid, inst.sessions.get(guid) ?? []));
-    }
-    e.texts[c] = lines.join("\n");
-  }
-  return e.texts.slice(0, chunks).join("\n");
-}
-
-export function encodeSessions(sessions: ReadonlyMap<string, readonly number[]>): string {
-  const lines: string[] = [];
-  for (const [guid, flat] of sessions) lines.push(encodeLine(guid, flat));
-  return lines.join("\n");
-}
-
-/** Lines that do not parse are skipped: one bad line must not lose the rest. */
-export function decodeSessions(text: unknown): Array<[string, number[]]> {
-  if (typeof text !== "string" || text === "") return [];
-  const out: Array<[string, number[]]> = [];
-  for (const line of text.split("\n")) {
-    const parts = line.split(",");
-    const guid = parts[0];
-    if (guid === undefined || guid === "" || parts.length < 3 || parts.length % 2 === 0) continue;
-    const flat = parts.slice(1).map(Number);
-    if (flat.some((n) => !Number.isFinite(n))) continue;
-    out.push([unescapeGuid(guid), flat]);
-  }
-  return out;
-}

@@ -1,16 +1,31 @@
+/**
+ * Why this file is long: it is the playground page's whole server side, one small handler per
+ * route (state, composer, actions, the live panel, files); each is short and they share the
+ * request plumbing at the top.
+ */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import { dirname } from "node:path";
+import {
+  type Channel,
+  DriverError,
+  fileJson,
+  fileState,
+  type Json,
+  SlackApiError,
+  type SlackEmulator,
+  type Workspace,
+} from "@onair/slack-emulator";
 import { z } from "zod";
 import type { OnAirApp } from "../app.ts";
-import { sendJson } from "../http/server.ts";
-import { COMMAND, SUBCOMMANDS } from "../slack/ids.ts";
+import { sendJson } from "../http/body.ts";
+import { COMMAND, DEFAULT_JOIN_HOST, SUBCOMMANDS } from "../ids.ts";
+import { HELP } from "../slack/commands/help.ts";
 import type { EventRecord } from "../store/records.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
-import { DriverError } from "./driver.ts";
-import { SlackApiError } from "./emulator/errors.ts";
-import type { SlackEmulator } from "./emulator/server.ts";
-import type { Channel, Json, Workspace } from "./emulator/workspace.ts";
+import { createLiveFigures } from "./live-figures.ts";
 
 /**
  * The playground page and its JSON API under /playground: what the acting user sees of the
@@ -36,6 +51,15 @@ export type MountedHandler = (
 ) => boolean | Promise<boolean>;
 
 const PAGE_DIR = new URL("./page/", import.meta.url);
+/**
+ * Plain ESM modules of the emulator package the page imports as they are: the view-state table
+ * and Slack's escaping of typed text. The same files the driver runs, so the two cannot drift.
+ */
+const require = createRequire(import.meta.url);
+const SHARED: Readonly<Record<string, string>> = {
+  "view-state.js": require.resolve("@onair/slack-emulator/view-state.js"),
+  "slash-text.js": require.resolve("@onair/slack-emulator/slash-text.js"),
+};
 const STATIC = /^[a-z][a-z0-9-]*\.(js|css|svg)$/;
 const TYPES: Record<string, string> = {
   js: "text/javascript; charset=utf-8",
@@ -137,7 +161,10 @@ const FaultControl = z.strictObject({
 
 function visibleChannels(ws: Workspace, user: string): Channel[] {
   return [...ws.channels.values()].filter((c) =>
-    c.is_im ? c.user === user : !c.is_private || c.members.has(user),
+    // The page shows the person's DM with the app, not DMs between people (no client for those).
+    c.is_im
+      ? c.user === user && c.members.has(ws.app.botUserId)
+      : !c.is_private || c.members.has(user),
   );
 }
 
@@ -158,6 +185,11 @@ function stateFor(ws: Workspace, user: string): Json {
       title: u.title,
       is_admin: u.is_admin,
       is_bot: u.is_bot,
+    })),
+    usergroups: [...ws.usergroups.values()].map((g) => ({
+      id: g.id,
+      handle: g.handle,
+      name: g.name,
     })),
     channels: channels.map((c) => ({
       id: c.id,
@@ -199,6 +231,7 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
   const changed = () => deps.onChange?.();
   /** endpointGuids present per event, newest last, so "N leave" picks real attendees. */
   const present = new Map<string, string[]>();
+  const liveFigures = createLiveFigures(() => deps.app()?.store);
 
   const app = (): OnAirApp => {
     const a = deps.app();
@@ -261,11 +294,30 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         res.end(text);
         return;
       }
+      case "file": {
+        // An uploaded file's bytes (the report's chart shows inline, the CSV downloads).
+        const f = fileState(ws).files.get(url.searchParams.get("id") ?? "");
+        if (!f?.bytes) throw new BadRequest("no such file", 404);
+        res.writeHead(200, {
+          "content-type": String(fileJson(ws, f).mimetype),
+          "content-disposition": `${f.name.endsWith(".png") ? "inline" : "attachment"}; filename="${f.name.replace(/[^\w.-]/g, "_")}"`,
+          "cache-control": "no-store",
+        });
+        res.end(f.bytes);
+        return;
+      }
       case "meta": {
         sendJson(res, 200, {
           relayErrors: RELAY_ERROR_NAMES,
-          commands: SUBCOMMANDS.map((sub) => `${COMMAND} ${sub}`),
-          persistence: deps.persistence ? { file: deps.persistence.file } : null,
+          // What the composer offers: each subcommand with its arguments and what it does.
+          commands: SUBCOMMANDS.map((sub) => ({
+            command: `${COMMAND} ${sub}`,
+            args: HELP[sub].args ?? "",
+            what: HELP[sub].what,
+          })),
+          persistence: deps.persistence
+            ? { file: deps.persistence.file, dir: dirname(deps.persistence.file) }
+            : null,
           sandboxed: app().sandbox !== undefined,
         });
         return;
@@ -290,7 +342,24 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         user(b.user);
         const ch = ws.visibleChannel(b.channel, b.user);
         if (!ch.members.has(b.user)) throw new BadRequest("join the channel to post in it", 403);
-        const msg = ws.postMessage(ch, b.user, { text: b.text, thread_ts: b.thread_ts });
+        if (b.thread_ts === undefined) {
+          // As Slack does: a join link of the events service is sent to the app (link_shared).
+          const r = await emulator.driver.postMessage({
+            user: b.user,
+            channel: ch.id,
+            text: b.text,
+            unfurlDomains: [DEFAULT_JOIN_HOST],
+          });
+          changed();
+          sendJson(res, 200, { ts: r.ts });
+          return;
+        }
+        const msg = ws.postMessage(
+          ch,
+          b.user,
+          { text: b.text, thread_ts: b.thread_ts },
+          { via: "user" },
+        );
         changed();
         sendJson(res, 200, { ts: msg.ts });
         return;
@@ -408,6 +477,7 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         // The burst's attendee list is long and the page needs only the counts.
         sendJson(res, 200, {
           joined: joined.length,
+          alreadyPresent: Array.isArray(out.alreadyPresent) ? out.alreadyPresent.length : 0,
           left: leave.length,
           delivered: out.delivered,
           failed: out.failed,
@@ -433,30 +503,33 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
     const a = deps.app();
     if (!a) return [];
     const records = await a.store.events.list(ws.team.id);
-    return records
-      .sort((x, y) => y.createdAt - x.createdAt)
-      .map((r) => {
-        const inst = latestInstance(r.instances);
-        return {
-          eventId: r.eventId,
-          title: r.title ?? r.eventId,
-          organizer: r.organizer,
-          cancelled: r.cancelled === true,
-          channels: Object.keys(r.cards),
-          state: inst?.state ?? "NOT_STARTED",
-          instanceId: inst?.instanceId ?? null,
-          present: inst?.present ?? 0,
-          peak: inst?.peak ?? 0,
-          unique: inst?.unique ?? 0,
-        };
-      });
+    records.sort((x, y) => y.createdAt - x.createdAt);
+    const lives = await Promise.all(records.map((r) => liveFigures(ws.team.id, r.eventId)));
+    return records.map((r, n) => {
+      // The live engine's figures, as the card shows them; the record's mirror otherwise.
+      const inst = lives[n] ?? latestInstance(r.instances);
+      return {
+        eventId: r.eventId,
+        title: r.title ?? r.eventId,
+        organizer: r.organizer,
+        cancelled: r.cancelled === true,
+        gone: r.gone === true,
+        channels: Object.keys(r.cards),
+        state: inst?.state ?? "NOT_STARTED",
+        instanceId: inst?.instanceId ?? null,
+        present: inst?.present ?? 0,
+        peak: inst?.peak ?? 0,
+        unique: inst?.unique ?? 0,
+      };
+    });
   }
 
   async function staticFile(res: ServerResponse, name: string) {
     const ext = name.slice(name.lastIndexOf(".") + 1);
     let body: Buffer;
     try {
-      body = await readFile(new URL(name, PAGE_DIR));
+      const shared = Object.hasOwn(SHARED, name) ? SHARED[name] : undefined;
+      body = await readFile(shared ?? new URL(name, PAGE_DIR));
     } catch {
       sendJson(res, 404, { error: "not found" });
       return;

@@ -6,7 +6,8 @@ import type {
   ScheduledMessage,
   SlackView,
   Workspace,
-} from "./emulator/workspace.ts";
+} from "@onair/slack-emulator";
+import { debouncedSave } from "../sandbox/persist.ts";
 
 /**
  * The emulated workspace's conversations kept across restarts of the playground: channels
@@ -22,6 +23,8 @@ interface SavedChannel {
   name: string;
   is_private: boolean;
   is_im: boolean;
+  /** absent in files saved before group DMs were modelled */
+  is_mpim?: boolean;
   is_general: boolean;
   is_archived: boolean;
   created: number;
@@ -50,6 +53,7 @@ export function serializeWorkspace(ws: Workspace): SavedWorkspace {
       name: c.name,
       is_private: c.is_private,
       is_im: c.is_im,
+      is_mpim: c.is_mpim,
       is_general: c.is_general,
       is_archived: c.is_archived,
       created: c.created,
@@ -87,6 +91,7 @@ export function restoreWorkspace(ws: Workspace, saved: SavedWorkspace): void {
       name: s.name,
       is_private: s.is_private,
       is_im: s.is_im,
+      is_mpim: s.is_mpim === true,
       is_general: s.is_general,
       is_archived: s.is_archived,
       created: s.created,
@@ -146,33 +151,8 @@ export function createWorkspaceSaver(
   file: string,
   opts: { debounceMs?: number; onError?: (err: unknown) => void } = {},
 ): WorkspaceSaver {
-  let timer: NodeJS.Timeout | undefined;
-  let pending = false;
-  const save = () => {
-    timer = undefined;
-    if (!pending) return;
-    pending = false;
-    try {
-      saveWorkspaceFile(ws, file);
-    } catch (err) {
-      opts.onError?.(err);
-    }
-  };
-  return {
-    touch() {
-      pending = true;
-      if (timer === undefined) {
-        timer = setTimeout(save, opts.debounceMs ?? 500);
-        timer.unref();
-      }
-    },
-    flush() {
-      if (timer !== undefined) clearTimeout(timer);
-      save();
-    },
-    stop() {
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-    },
-  };
+  return debouncedSave(() => saveWorkspaceFile(ws, file), {
+    debounceMs: opts.debounceMs ?? 500,
+    ...(opts.onError ? { onError: opts.onError } : {}),
+  });
 }

@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { join } from "node:path";
+import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
 import type { DestinationStream } from "pino";
 import { type OnAirApp, type StartAppOptions, startApp } from "../app.ts";
 import type { Config } from "../config.ts";
+import { botScopes } from "../slack/scopes.ts";
 import { createPlaygroundPage } from "./api.ts";
-import { type SlackEmulator, startSlackEmulator } from "./emulator/server.ts";
 import { createWorkspaceSaver, loadWorkspaceFile, type WorkspaceSaver } from "./persist.ts";
 
 /**
@@ -27,9 +28,9 @@ export interface PlaygroundOptions {
   /** How often due scheduled messages (reminders) are posted. Default 5 s. */
   readonly releaseScheduledEveryMs?: number;
   /**
-   * Slack's posting pace per channel (chat.postMessage / chat.update answer 429 with
-   * Retry-After beyond it), so the playground shows the app pacing itself. Default about one a
-   * second with short bursts, as Slack documents; null turns it off.
+   * Slack's posting pace per channel (chat.postMessage answers 429 with Retry-After beyond it),
+   * so the playground shows the app pacing itself. Default the emulator's: about one a second
+   * with short bursts, as Slack documents; null turns it off (the per-method tiers stay).
    */
   readonly slackPace?: { perChannelPerSec: number; burst: number } | null;
 }
@@ -45,15 +46,21 @@ export interface Playground {
 }
 
 export const WORKSPACE_FILE = "playground-workspace.json";
+export const SANDBOX_FILE = "playground-sandbox.json";
 
 export async function startPlayground(options: PlaygroundOptions): Promise<Playground> {
   const dataDir = options.dataDir ?? "data";
   const signingSecret = randomBytes(32).toString("hex");
-  const emulator = await startSlackEmulator({ signingSecret, host: "127.0.0.1" });
+  // The emulated installation holds exactly the manifest's bot scopes, as a real install would.
+  const emulator = await startSlackEmulator({
+    signingSecret,
+    host: "127.0.0.1",
+    seed: { botScopes: botScopes() },
+  });
   const ws = emulator.workspace;
-  const pace =
-    options.slackPace === undefined ? { perChannelPerSec: 1, burst: 5 } : options.slackPace;
-  if (pace) emulator.setRateLimit(pace);
+  // Slack's limits are on by default (per-method tiers, the per-channel message rate).
+  if (options.slackPace === null) emulator.setRateLimit(undefined);
+  else if (options.slackPace !== undefined) emulator.setRateLimit(options.slackPace);
 
   const file = join(dataDir, WORKSPACE_FILE);
   const persist = options.persistWorkspace !== false;
@@ -94,6 +101,8 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
       // The page acts as any seeded user without signing in: keep it to this machine.
       host: options.host ?? "127.0.0.1",
       ...(options.retryPolicy ? { retryPolicy: options.retryPolicy } : {}),
+      // The sandbox's events live beside the workspace: a restart keeps both, or neither.
+      ...(persist ? { sandboxStateFile: join(dataDir, SANDBOX_FILE) } : {}),
     });
   } catch (err) {
     offCall();

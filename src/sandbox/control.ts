@@ -41,6 +41,8 @@ export interface AttendeesRequest {
   count?: number;
   /** Deliveries in flight at once; default 16, 1 keeps the order exactly. */
   concurrency?: number;
+  /** When these joins and leaves happen (epoch ms), to simulate minutes; default now. */
+  at?: number;
 }
 
 export interface AttendeeRecord extends LiveAttendee {
@@ -52,6 +54,8 @@ export interface AttendeesResult {
   instanceId: string;
   joined: AttendeeRecord[];
   left: AttendeeRecord[];
+  /** Named joins of someone already present: not joined again, nothing delivered. */
+  alreadyPresent: AttendeeRecord[];
   /** Deliveries answered 2xx. Both are 0 when no ATTENDEE_INFO configuration is registered. */
   delivered: number;
   failed: number;
@@ -113,11 +117,13 @@ function integer(v: unknown, name: string, min: number, max: number): number {
   return v as number;
 }
 
-function parseAttendeesRequest(input: unknown): Required<AttendeesRequest> {
+function parseAttendeesRequest(
+  input: unknown,
+): Required<Omit<AttendeesRequest, "at">> & Pick<AttendeesRequest, "at"> {
   if (!isPlainObject(input)) bad("the body must be a JSON object");
   const body = input as Record<string, unknown>;
   for (const k of Object.keys(body)) {
-    if (!["join", "leave", "count", "concurrency"].includes(k)) bad(`unknown field "${k}"`);
+    if (!["join", "leave", "count", "concurrency", "at"].includes(k)) bad(`unknown field "${k}"`);
   }
   const join: AttendeeJoin[] = [];
   if (body.join !== undefined) {
@@ -156,7 +162,8 @@ function parseAttendeesRequest(input: unknown): Required<AttendeesRequest> {
     body.concurrency === undefined
       ? DEFAULT_DELIVERY_CONCURRENCY
       : integer(body.concurrency, "concurrency", 1, MAX_CONCURRENCY);
-  return { join, leave, count, concurrency };
+  const at = body.at === undefined ? undefined : integer(body.at, "at", 0, Number.MAX_SAFE_INTEGER);
+  return { join, leave, count, concurrency, ...(at === undefined ? {} : { at }) };
 }
 
 export interface ControlDeps {
@@ -165,6 +172,11 @@ export interface ControlDeps {
   deliverer: Deliverer;
   faults: FaultQueue;
   log: CallLog;
+}
+
+/** Who an attendee is, for "already present": the name and e-mail they join with. */
+function personKey(a: { name: string; email?: string }): string {
+  return `${a.name}\u0000${a.email ?? ""}`;
 }
 
 export function createControl(deps: ControlDeps): SandboxControl {
@@ -235,14 +247,29 @@ export function createControl(deps: ControlDeps): SandboxControl {
         if (unknown !== undefined) {
           throw new SandboxControlError(400, `no present attendee ${unknown} in this instance`);
         }
-        const now = deps.now();
-        const joined: LiveAttendee[] = req.join.map((j) => ({
-          endpointGuid: randomUUID(),
-          endpointType: j.endpointType ?? "browser",
-          name: j.name,
-          ...(j.email === undefined ? {} : { email: j.email }),
-          joinTime: now,
-        }));
+        const now = req.at ?? deps.now();
+        // One attendee is one endpoint, present once: someone already in (same name and
+        // e-mail) who "joins" again is not a new attendee, and the service says nothing.
+        const here = new Set([...present.values()].map(personKey));
+        const alreadyPresent: AttendeeRecord[] = [];
+        const joined: LiveAttendee[] = [];
+        for (const j of req.join) {
+          const a: LiveAttendee = {
+            endpointGuid: randomUUID(),
+            endpointType: j.endpointType ?? "browser",
+            name: j.name,
+            ...(j.email === undefined ? {} : { email: j.email }),
+            joinTime: now,
+          };
+          if (here.has(personKey(a))) {
+            alreadyPresent.push(
+              [...present.values()].find((p) => personKey(p) === personKey(a)) ?? a,
+            );
+            continue;
+          }
+          here.add(personKey(a));
+          joined.push(a);
+        }
         for (let i = 0; i < req.count; i += 1) {
           e.live.synthetic += 1;
           const n = e.live.synthetic;
@@ -281,6 +308,7 @@ export function createControl(deps: ControlDeps): SandboxControl {
           instanceId,
           joined,
           left,
+          alreadyPresent,
           ...outcome,
           activeAttendeeCount: present.size,
         };

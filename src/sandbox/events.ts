@@ -1,3 +1,9 @@
+/**
+ * The embedded live events service (spec/live-events-service.md), in memory.
+ *
+ * Why this file is long: it is the whole service of the spec, operation by operation, in the
+ * spec's order, so a reader can check it against the contract side by side.
+ */
 import { createHash } from "node:crypto";
 import {
   acceptsJson,
@@ -368,6 +374,26 @@ class Users {
   has(id: number): boolean {
     return this.byId.has(id);
   }
+
+  entries(): Array<[string, number]> {
+    return [...this.byEmail.entries()];
+  }
+
+  restore(email: string, id: number): void {
+    this.byEmail.set(email, id);
+    this.byId.set(id, email);
+  }
+}
+
+/** What the sandbox keeps across restarts (persist.ts): users and events, never a token. */
+export interface SavedEventsState {
+  users: Array<[string, number]>;
+  events: Array<
+    Omit<StoredEvent, "webhooks" | "live"> & {
+      webhooks: Array<[WebhookType, WebhookConfig]>;
+      live: Omit<StoredEvent["live"], "attendees"> & { attendees: LiveAttendee[] };
+    }
+  >;
 }
 
 const EMAIL = /^[^@\s]+@([^@\s]+)$/;
@@ -406,6 +432,32 @@ export class EventsService {
 
   findEvent(id: string): StoredEvent | undefined {
     return this.events.get(id);
+  }
+
+  /** Users and events as plain JSON. Tokens are not kept: a client re-grants after a 401. */
+  exportState(): SavedEventsState {
+    return {
+      users: this.users.entries(),
+      events: [...this.events.values()].map((e) => ({
+        ...e,
+        webhooks: [...e.webhooks.entries()],
+        live: { ...e.live, attendees: [...e.live.attendees.values()] },
+      })),
+    };
+  }
+
+  importState(saved: SavedEventsState): void {
+    for (const [email, id] of saved.users) this.users.restore(email, id);
+    for (const e of saved.events) {
+      this.events.set(e.id, {
+        ...e,
+        webhooks: new Map(e.webhooks),
+        live: {
+          ...e.live,
+          attendees: new Map(e.live.attendees.map((a) => [a.endpointGuid, a])),
+        },
+      });
+    }
   }
 
   /** The Event get response: every request field plus the service's own. */

@@ -17,6 +17,7 @@ import {
   type ServiceCall,
   writeReply,
 } from "./http.ts";
+import { persistSandbox } from "./persist.ts";
 import { createRelayService } from "./relay.ts";
 
 export type { CallLogEntry, SandboxService } from "./calllog.ts";
@@ -47,6 +48,8 @@ export interface SandboxOptions {
   logger?: Logger;
   /** Per-delivery timeout; default 10 s. */
   deliveryTimeoutMs?: number;
+  /** Keep the events service's users and events in this file across restarts (persist.ts). */
+  stateFile?: string;
 }
 
 export interface Sandbox {
@@ -81,6 +84,11 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
   const log = new CallLog();
   const faults = new FaultQueue();
   const events = new EventsService({ now });
+  const saved = options.stateFile
+    ? persistSandbox(events, options.stateFile, {
+        onError: (err) => logger?.warn({ err }, "sandbox: its saved events could not be kept"),
+      })
+    : undefined;
   const relay = createRelayService({
     now,
     isLiveEventsToken: (t) => events.liveToken(t) !== undefined,
@@ -104,6 +112,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     let reply = fault === undefined ? undefined : faultReply(fault);
     if (reply === undefined) {
       reply = service === "relay" ? relay(call) : events.handle(call);
+      if (service === "events" && call.method !== "GET") saved?.touch();
     }
     record(service, call, reply);
     writeReply(res, reply);
@@ -167,6 +176,8 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     }
     if (service === "control") {
       writeReply(res, await handleControl(control, method, subPath, rawBody));
+      // A state or attendees change: who is present is part of what is kept.
+      if (method !== "GET") saved?.touch();
       return;
     }
     await serveService(
@@ -194,6 +205,7 @@ export function createSandbox(options: SandboxOptions = {}): Sandbox {
     control,
     async close() {
       closing.abort();
+      saved?.flush();
       await deliverer.close();
     },
   };

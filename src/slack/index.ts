@@ -1,19 +1,24 @@
 import type { App } from "@slack/bolt";
 import type { Deps } from "../deps.ts";
-import { registerLive } from "../live/register.ts";
-import { registerCore } from "./core/index.ts";
-import { registerOrganizer } from "./organizer/index.ts";
-import { type CommandRouter, registerCommandRouter } from "./router.ts";
+import { registerActions } from "./actions/index.ts";
+import { registerCommands } from "./commands/index.ts";
+import { registerEvents } from "./events/index.ts";
+import { registerErrorSink } from "./failure.ts";
+import { createListenerKit } from "./kit.ts";
+import { registerShortcuts } from "./shortcuts/index.ts";
+import { registerViews } from "./views/index.ts";
 
 /**
- * Registers every listener. Each feature area owns its register function and its files:
- * core (settings, linking, uninstall), organizer workflows (schedule … tokens, App Home) and
- * live notifications (notify, mute, the card's live actions).
+ * Registers every listener, one folder per kind (the starter template's shape): each listener
+ * acks, calls a domain action, renders with a Block Kit builder and replies. Failures a listener
+ * does not answer reach `app.error`, the last sink.
  */
-export function registerListeners(app: App, deps: Deps): CommandRouter {
-  const router = registerCommandRouter(app, deps);
-  registerCore(app, router, deps);
-  registerOrganizer(app, router, deps);
-  registerLive(app, router, deps);
-  return router;
+export function registerListeners(app: App, deps: Deps): void {
+  const kit = createListenerKit(deps);
+  registerCommands(app, kit);
+  registerActions(app, kit);
+  registerViews(app, kit);
+  registerShortcuts(app, kit);
+  registerEvents(app, kit);
+  registerErrorSink(app, deps);
 }

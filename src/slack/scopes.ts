@@ -1,27 +1,27 @@
 /**
  * The Web API methods the app calls and the bot scope each one needs (a list: one per kind of
  * conversation the app uses it on). The manifest's scopes are exactly the union of these, so
- * adding a call here is how a scope gets requested; a test checks that the code calls no method
- * missing from this table.
+ * adding a call here is how a scope gets requested; test/unit/manifest/scopes.test.ts holds
+ * this table equal to the Web API methods the code calls, both ways.
  */
 export const METHOD_SCOPES = {
   "auth.test": null,
   "chat.postMessage": "chat:write",
   "chat.update": "chat:write",
-  "chat.delete": "chat:write",
   "chat.postEphemeral": "chat:write",
   "chat.scheduleMessage": "chat:write",
   "chat.deleteScheduledMessage": "chat:write",
-  "chat.getPermalink": null,
+  // A reminder whose scheduling answer was lost: is it already held? (src/live/reminders.ts)
+  "chat.scheduledMessages.list": null,
   "views.open": null,
   "views.update": null,
-  "views.push": null,
   "views.publish": null,
   "users.info": "users:read",
   "users.lookupByEmail": "users:read.email",
   "usergroups.list": "usergroups:read",
   "usergroups.users.list": "usergroups:read",
-  "conversations.info": "channels:read",
+  // Who may send an event's live card to a channel: a member of it (src/slack/directory.ts).
+  "conversations.members": ["channels:read", "groups:read"],
   // On notify, into a public channel it is not in yet: members' posts can be read back after a
   // crash (conversations.history / replies below), which chat:write.public alone does not allow.
   "conversations.join": "channels:join",
@@ -29,6 +29,11 @@ export const METHOD_SCOPES = {
   // Notified channels may be public or private.
   "conversations.history": ["channels:history", "groups:history"],
   "conversations.replies": ["channels:history", "groups:history"],
+  // The attendance report's chart and CSV, into the card's thread (src/report-upload.ts).
+  "files.getUploadURLExternal": "files:write",
+  "files.completeUploadExternal": "files:write",
+  // Live unfurls of the events service's join links (src/slack/events/link-shared.ts).
+  "chat.unfurl": "links:write",
 } as const satisfies Record<string, string | readonly string[] | null>;
 
 export type SlackMethod = keyof typeof METHOD_SCOPES;
@@ -36,9 +41,16 @@ export type SlackMethod = keyof typeof METHOD_SCOPES;
 /**
  * Scopes needed beyond any single method: `commands` for the slash command and shortcut;
  * `chat:write.public` so a public notify channel works even where the bot could not join it; `users:read.email`
- * because users.info only returns e-mail addresses with it (linking relies on that).
+ * because users.info only returns e-mail addresses with it (linking relies on that); `links:read`
+ * for the link_shared event.
  */
-export const EXTRA_SCOPES = ["commands", "chat:write.public", "users:read.email"] as const;
+export const EXTRA_SCOPES = [
+  "commands",
+  "chat:write.public",
+  "users:read.email",
+  // The link_shared event (live unfurls) is sent only to apps holding links:read.
+  "links:read",
+] as const;
 
 export function botScopes(): string[] {
   const all = new Set<string>(EXTRA_SCOPES);

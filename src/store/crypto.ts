@@ -12,8 +12,12 @@ import { join } from "node:path";
  */
 
 export interface Cipher {
+  /** Seals with the current key. */
   encrypt(plain: string, aad: string): string;
+  /** Opens with the current key or a previous one. */
   decrypt(blob: string, aad: string): string;
+  /** As decrypt, and whether a previous key opened it (the value is due to be sealed again). */
+  open(blob: string, aad: string): { plain: string; stale: boolean };
 }
 
 export const KEY_BYTES = 32;
@@ -43,13 +47,20 @@ export function isEncrypted(value: unknown): value is string {
   return typeof value === "string" && value.startsWith(`${VERSION}.`);
 }
 
-export function createCipher(key: Buffer): Cipher {
-  if (key.length !== KEY_BYTES) {
-    throw new Error(`encryption key must be ${KEY_BYTES} bytes (got ${key.length})`);
+/**
+ * `previous`: keys being rotated away from (ONAIR_ENCRYPTION_KEY_PREVIOUS). Values they open are
+ * reported stale so the store seals them again with `key`; nothing new is sealed with them.
+ */
+export function createCipher(key: Buffer, previous: readonly Buffer[] = []): Cipher {
+  for (const k of [key, ...previous]) {
+    if (k.length !== KEY_BYTES) {
+      throw new Error(`encryption key must be ${KEY_BYTES} bytes (got ${k.length})`);
+    }
   }
-  // A private copy: the caller's buffer may be reused or zeroed later.
+  // Private copies: the caller's buffers may be reused or zeroed later.
   const k = Buffer.from(key);
-  return {
+  const older = previous.map((p) => createCipher(p));
+  const cipher: Cipher = {
     encrypt(plain, aad) {
       const iv = randomBytes(IV_BYTES);
       const c = createCipheriv("aes-256-gcm", k, iv);
@@ -59,25 +70,43 @@ export function createCipher(key: Buffer): Cipher {
       return `${VERSION}.${iv.toString("base64url")}.${tag.toString("base64url")}.${ct.toString("base64url")}`;
     },
     decrypt(blob, aad) {
-      const m = BLOB.exec(blob);
-      if (!m) throw new DecryptError(aad, "malformed");
-      const iv = Buffer.from(m[1]!, "base64url");
-      const tag = Buffer.from(m[2]!, "base64url");
-      const ct = Buffer.from(m[3]!, "base64url");
-      if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
-        throw new DecryptError(aad, "malformed");
-      }
+      return older.length === 0 ? openWithKey(blob, aad) : cipher.open(blob, aad).plain;
+    },
+    open(blob, aad) {
       try {
-        const d = createDecipheriv("aes-256-gcm", k, iv, { authTagLength: TAG_BYTES });
-        d.setAAD(Buffer.from(aad, "utf8"));
-        d.setAuthTag(tag);
-        return Buffer.concat([d.update(ct), d.final()]).toString("utf8");
-      } catch {
-        // OpenSSL's message says nothing useful and the cause is always one of the above.
-        throw new DecryptError(aad, "authentication");
+        return { plain: openWithKey(blob, aad), stale: false };
+      } catch (err) {
+        for (const o of older) {
+          try {
+            return { plain: o.decrypt(blob, aad), stale: true };
+          } catch {
+            // the next previous key, if any
+          }
+        }
+        throw err;
       }
     },
   };
+  function openWithKey(blob: string, aad: string): string {
+    const m = BLOB.exec(blob);
+    if (!m) throw new DecryptError(aad, "malformed");
+    const iv = Buffer.from(m[1]!, "base64url");
+    const tag = Buffer.from(m[2]!, "base64url");
+    const ct = Buffer.from(m[3]!, "base64url");
+    if (iv.length !== IV_BYTES || tag.length !== TAG_BYTES) {
+      throw new DecryptError(aad, "malformed");
+    }
+    try {
+      const d = createDecipheriv("aes-256-gcm", k, iv, { authTagLength: TAG_BYTES });
+      d.setAAD(Buffer.from(aad, "utf8"));
+      d.setAuthTag(tag);
+      return Buffer.concat([d.update(ct), d.final()]).toString("utf8");
+    } catch {
+      // OpenSSL's message says nothing useful and the cause is always one of the above.
+      throw new DecryptError(aad, "authentication");
+    }
+  }
+  return cipher;
 }
 
 export interface LoadKeyOptions {

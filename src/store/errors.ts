@@ -1,8 +1,13 @@
 import { scrub } from "../log.ts";
 
 export const STORE_ERROR_CODES = {
-  /** The backend did not answer or refused: connection, timeout, I/O, SQL error. */
+  /** The backend refused or could not be reached: connection, I/O, SQL error. */
   unavailable: "store_unavailable",
+  /**
+   * The backend did not answer within the store's bound (a frozen or overloaded server, a lock
+   * held too long). The operation may still take effect later; a write is reported failed.
+   */
+  timeout: "store_timeout",
   /** The store was closed and used afterwards. */
   closed: "store_closed",
   /** A stored value could not be read back: bad JSON, schema mismatch, decryption failure. */
@@ -60,4 +65,13 @@ export function causeText(err: unknown): string {
     return code && !text.includes(code) ? `${text} (${code})` : text;
   }
   return String(err);
+}
+
+/** A stored secret that no configured key opens (sealed with another ONAIR_ENCRYPTION_KEY). */
+export function isUnopenable(err: unknown): boolean {
+  return (
+    err instanceof StoreError &&
+    err.code === STORE_ERROR_CODES.corrupt &&
+    (err.cause as { code?: string } | undefined)?.code === "decrypt_failed"
+  );
 }

@@ -8,26 +8,40 @@ import { openSqlite } from "./backends/sqlite.ts";
 import type { Backend } from "./backends/types.ts";
 import type { Cipher } from "./crypto.ts";
 import { causeText, STORE_ERROR_CODES, StoreError } from "./errors.ts";
-import { createKeyValueStore, type KeyValueStore } from "./kv.ts";
-import { createRepositories, type Repositories } from "./records.ts";
+import {
+  createKeyValueStore,
+  type KeyValueStore,
+  STORE_BULK_TIMEOUT_MS,
+  STORE_OP_TIMEOUT_MS,
+} from "./kv.ts";
+import { CORE_REPOSITORIES } from "./records.ts";
+import { createRepositories, type Repositories } from "./repositories.ts";
 import {
   bindRepository,
   deleteTeamData,
   type Repository,
   type RepositoryDefinition,
+  repositoryList,
 } from "./repository.ts";
 
 export type { BackendKind } from "./backends/types.ts";
 export type { Cipher } from "./crypto.ts";
-export { createCipher, DecryptError, isEncrypted, loadOrCreateKey } from "./crypto.ts";
-export { STORE_ERROR_CODES, StoreError, type StoreErrorCode } from "./errors.ts";
-export type { KeyValueStore, ListOptions } from "./kv.ts";
+export { createCipher, DecryptError, isEncrypted, KEY_FILE, loadOrCreateKey } from "./crypto.ts";
+export { isUnopenable, STORE_ERROR_CODES, StoreError, type StoreErrorCode } from "./errors.ts";
+export { CANARY_KEY, checkEncryptionKey, EncryptionKeyError } from "./key-check.ts";
+export {
+  type KeyValueStore,
+  type ListOptions,
+  STORE_BULK_TIMEOUT_MS,
+  STORE_OP_TIMEOUT_MS,
+} from "./kv.ts";
 export * from "./records.ts";
+export { type Repositories, timeOrderedId } from "./repositories.ts";
 export {
   defineRepository,
   type Repository,
   type RepositoryDefinition,
-  registeredRepositories,
+  repositoryList,
   type TeamScope,
 } from "./repository.ts";
 
@@ -39,21 +53,31 @@ export interface Store extends KeyValueStore, Repositories {
   /** Binds a feature's own repository (see defineRepository) to this store. */
   repository<S extends z.ZodType>(def: RepositoryDefinition<S>): Repository<z.output<S>>;
   /**
-   * Removes every key of the team (or enterprise) in every registered repository: install,
-   * settings, users, tokens, events, audit, its subscriptions and outbox items. Returns the
-   * number of keys removed.
+   * Removes every key of the team (or enterprise) in every repository the store serves: install,
+   * settings, users, tokens, events, audit, its subscriptions and outbox items, and the features'
+   * own repositories it was opened with. Returns the number of keys removed.
    */
   deleteTeam(teamId: string): Promise<number>;
 }
 
 export interface OpenStoreOptions {
   cipher: Cipher;
+  /**
+   * The features' own repositories (beside the core ones of records.ts), listed by the
+   * composition root: `deleteTeam` covers exactly the core ones and these.
+   */
+  repositories?: readonly RepositoryDefinition[];
   logger?: Logger;
   /** Prefix for every key (`{namespace}:…`); tests use one per file so files never collide. */
   namespace?: string;
-  /** Default 5 s. */
+  /** The first connection (and Postgres's schema check). Default 5 s. */
   connectTimeoutMs?: number;
-  /** How often expired entries are purged on SQL and memory stores. Default 10 min; 0 = never. */
+  /** The bound of each operation; default STORE_OP_TIMEOUT_MS (2 s). */
+  opTimeoutMs?: number;
+  /**
+   * How often expired entries are purged (SQL and memory: rows; Redis: index entries of keys
+   * it expired). Default 10 min; 0 = never.
+   */
   sweepIntervalMs?: number;
 }
 
@@ -68,7 +92,13 @@ function labelOf(url: string): string {
 
 async function openBackend(url: string, opts: OpenStoreOptions): Promise<Backend> {
   const scheme = url.split(":", 1)[0]?.toLowerCase();
-  const bo = { logger: opts.logger, connectTimeoutMs: opts.connectTimeoutMs ?? 5_000 };
+  const bo = {
+    logger: opts.logger,
+    connectTimeoutMs: opts.connectTimeoutMs ?? 5_000,
+    opTimeoutMs: opts.opTimeoutMs ?? STORE_OP_TIMEOUT_MS,
+    bulkTimeoutMs: STORE_BULK_TIMEOUT_MS,
+    keyPrefix: opts.namespace ? `${opts.namespace}:` : "",
+  };
   switch (scheme) {
     case "sqlite": {
       const path = url.slice("sqlite://".length);
@@ -132,7 +162,11 @@ export async function openStore(url: string, opts: OpenStoreOptions): Promise<St
       },
     );
   }
-  const kv = createKeyValueStore(backend, opts.namespace);
+  const kv = createKeyValueStore(
+    backend,
+    opts.namespace,
+    opts.opTimeoutMs === undefined ? {} : { opTimeoutMs: opts.opTimeoutMs },
+  );
   try {
     await kv.ping();
   } catch (err) {
@@ -142,7 +176,7 @@ export async function openStore(url: string, opts: OpenStoreOptions): Promise<St
 
   let sweeper: NodeJS.Timeout | undefined;
   const every = opts.sweepIntervalMs ?? 10 * 60_000;
-  if (every > 0 && backend.kind !== "redis") {
+  if (every > 0) {
     sweeper = setInterval(() => {
       kv.sweepExpired().catch((err: unknown) =>
         opts.logger?.warn({ err }, "store: purging expired entries failed"),
@@ -153,11 +187,12 @@ export async function openStore(url: string, opts: OpenStoreOptions): Promise<St
   }
 
   const repos = createRepositories(kv, opts.cipher);
+  const served = repositoryList([...CORE_REPOSITORIES, ...(opts.repositories ?? [])]);
   return {
     ...kv,
     ...repos,
     repository: (def) => bindRepository(kv, opts.cipher, def),
-    deleteTeam: (teamId) => deleteTeamData(kv, teamId),
+    deleteTeam: (teamId) => deleteTeamData(kv, teamId, served),
     async close() {
       if (sweeper) clearInterval(sweeper);
       await kv.close();

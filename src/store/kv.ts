@@ -1,6 +1,7 @@
 import type { Backend, BackendKind } from "./backends/types.ts";
 import { deserialize, expiresOf, serialize } from "./backends/types.ts";
 import { causeText, STORE_ERROR_CODES, StoreError, type StoreOp } from "./errors.ts";
+import { GroupWriter } from "./group.ts";
 
 /**
  * The raw key-value layer every repository sits on. Keys are the logical keys of DESIGN.md
@@ -12,8 +13,21 @@ export interface KeyValueStore {
   /** Prefix of every key this store touches (tests use one per file); undefined = none. */
   readonly namespace: string | undefined;
   get<T>(key: string): Promise<T | undefined>;
-  /** `ttlMs`: the value disappears after that long (native TTL on Redis, checked on read elsewhere). */
+  /**
+   * `ttlMs`: the value disappears after that long (native TTL on Redis, checked on read
+   * elsewhere). Group-committed: resolves once the write that holds it has committed, with every
+   * other set issued meanwhile (see group.ts); rejects when that write failed.
+   */
   set(key: string, value: unknown, ttlMs?: number): Promise<void>;
+  /**
+   * Compare-and-set: `next` gets the stored value, and what it returns is written only if the
+   * key still holds what was read, in one atomic step on the backend. False when the key changed
+   * meanwhile (the other writer wins), is gone, or `next` returned undefined.
+   */
+  update<T>(
+    key: string,
+    next: (value: T) => { value: unknown; ttlMs?: number | undefined } | undefined,
+  ): Promise<boolean>;
   /** True when something was deleted. */
   delete(key: string): Promise<boolean>;
   /** Live keys starting with `prefix`, in byte order. */
@@ -32,6 +46,9 @@ export interface KeyValueStore {
   sweepExpired(): Promise<number>;
   /** Resolves when the backend answers; rejects with a StoreError otherwise. */
   ping(): Promise<void>;
+  /** Sets queued or in flight, not yet committed (a frozen store shows here first). */
+  pendingWrites(): number;
+  /** Waits for the writes in flight (bounded), then closes. */
   close(): Promise<void>;
 }
 
@@ -44,32 +61,147 @@ export interface ListOptions {
 /** Postgres's column is VARCHAR(255); the same bound everywhere keeps backends interchangeable. */
 export const MAX_KEY_LENGTH = 255;
 
+/**
+ * The bound of every store operation, on every backend. A healthy store answers in
+ * milliseconds (a group of a few hundred outbox writes, a listing of a thousand items); a store
+ * that does not answer in 2 s is treated as down for that call (StoreError `store_timeout`), so
+ * a frozen server costs the webhook route at most two bounded calls (subscription lookup, then
+ * the outbox write): a 503 within 5 s, and `/readyz` answers 503 within 2 s.
+ */
+export const STORE_OP_TIMEOUT_MS = 2_000;
+/** Bulk housekeeping (a team's keys on uninstall, purging expired entries) may take longer. */
+export const STORE_BULK_TIMEOUT_MS = 30_000;
+
+/** Keys starting with this are the store's own (Redis keeps its index there). */
+export const RESERVED_KEY_PREFIX = "~";
+
 interface Stored<T> {
   value: T;
   expires?: number;
 }
 
+export interface KeyValueOptions {
+  /** Default STORE_OP_TIMEOUT_MS. */
+  opTimeoutMs?: number;
+  /** Default STORE_BULK_TIMEOUT_MS. */
+  bulkTimeoutMs?: number;
+}
+
 export function createKeyValueStore(
   backend: Backend,
   namespace: string | undefined,
+  options: KeyValueOptions = {},
 ): KeyValueStore {
   const ns = namespace ? `${namespace}:` : "";
-  const { keyv } = backend;
+  const opMs = options.opTimeoutMs ?? STORE_OP_TIMEOUT_MS;
+  const bulkMs = options.bulkTimeoutMs ?? STORE_BULK_TIMEOUT_MS;
   let closed = false;
 
+  const short = (k: string | undefined) => (k === undefined ? undefined : k.slice(ns.length));
+
+  function timeoutError(op: StoreOp, key: string | undefined, ms: number): StoreError {
+    return new StoreError(
+      STORE_ERROR_CODES.timeout,
+      op,
+      backend.label,
+      key,
+      `no answer within ${ms} ms`,
+    );
+  }
+
+  function wrap(op: StoreOp, key: string | undefined, err: unknown): StoreError {
+    if (err instanceof StoreError) return err;
+    return new StoreError(
+      isTimeout(err) ? STORE_ERROR_CODES.timeout : STORE_ERROR_CODES.unavailable,
+      op,
+      backend.label,
+      key,
+      causeText(err),
+      { cause: err },
+    );
+  }
+
   function fail(op: StoreOp, key: string | undefined, err: unknown): never {
-    if (err instanceof StoreError) throw err;
-    throw new StoreError(STORE_ERROR_CODES.unavailable, op, backend.label, key, causeText(err), {
-      cause: err,
+    throw wrap(op, key, err);
+  }
+
+  /**
+   * `p`, or a `store_timeout` StoreError once `ms` have passed. The backend call itself goes on
+   * (nothing can take back a command already sent); its late answer is ignored.
+   */
+  function bounded<T>(op: StoreOp, key: string | undefined, p: Promise<T>, ms = opMs): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(timeoutError(op, key, ms)), ms);
+      p.then(
+        (v) => {
+          clearTimeout(timer);
+          resolve(v);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(wrap(op, key, err));
+        },
+      );
     });
   }
 
-  function full(op: StoreOp, key: string): string {
-    if (closed) {
-      throw new StoreError(STORE_ERROR_CODES.closed, op, backend.label, key, "store is closed");
+  const writer = new GroupWriter({
+    write: (entries) => backend.write(entries),
+    maxBatch: backend.maxBatch,
+    maxInFlight: backend.maxInFlight,
+    timeoutMs: opMs,
+    onTimeout: (k) => timeoutError("set", short(k), opMs),
+    onFailure: (err, keys) => wrap("set", keys.length === 1 ? short(keys[0]) : undefined, err),
+  });
+
+  /** The stored text of a value and its expiry; a value that cannot be stored throws. */
+  function rawOf(key: string, value: unknown, ttlMs: number | undefined) {
+    if (value === undefined) {
+      throw new StoreError(STORE_ERROR_CODES.invalid, "set", backend.label, key, "undefined value");
     }
+    if (ttlMs !== undefined && !(Number.isFinite(ttlMs) && ttlMs > 0)) {
+      throw new StoreError(STORE_ERROR_CODES.invalid, "set", backend.label, key, "bad ttl");
+    }
+    const ms = ttlMs === undefined ? undefined : Math.ceil(ttlMs);
+    try {
+      return {
+        raw: serialize(ms === undefined ? { value } : { value, expires: Date.now() + ms }),
+        ms,
+      };
+    } catch (err) {
+      throw new StoreError(
+        STORE_ERROR_CODES.invalid,
+        "set",
+        backend.label,
+        key,
+        "value is not serialisable as JSON",
+        { cause: err },
+      );
+    }
+  }
+
+  /** A delete or claim of a key with a write queued waits for it: issue order holds. */
+  async function afterWritesTo(key: string, prefix = false): Promise<void> {
+    if (writer.touches(key, prefix)) await writer.settled();
+  }
+
+  function closedError(op: StoreOp, key: string | undefined): StoreError {
+    return new StoreError(STORE_ERROR_CODES.closed, op, backend.label, key, "store is closed");
+  }
+
+  function full(op: StoreOp, key: string): string {
+    if (closed) throw closedError(op, key);
     if (typeof key !== "string" || key === "") {
       throw new StoreError(STORE_ERROR_CODES.invalid, op, backend.label, key, "empty key");
+    }
+    if (key.startsWith(RESERVED_KEY_PREFIX)) {
+      throw new StoreError(
+        STORE_ERROR_CODES.invalid,
+        op,
+        backend.label,
+        key,
+        `keys starting with "${RESERVED_KEY_PREFIX}" are the store's own`,
+      );
     }
     const k = ns + key;
     if (k.length > MAX_KEY_LENGTH) {
@@ -85,10 +217,23 @@ export function createKeyValueStore(
   }
 
   function fullPrefix(op: StoreOp, prefix: string): string {
-    if (closed) {
-      throw new StoreError(STORE_ERROR_CODES.closed, op, backend.label, prefix, "store is closed");
-    }
+    if (closed) throw closedError(op, prefix);
     return ns + prefix;
+  }
+
+  function parse<T>(op: StoreOp, key: string, raw: string): Stored<T> {
+    try {
+      return deserialize<Stored<T>>(raw);
+    } catch (err) {
+      throw new StoreError(
+        STORE_ERROR_CODES.corrupt,
+        op,
+        backend.label,
+        key,
+        "stored value is not JSON",
+        { cause: err },
+      );
+    }
   }
 
   async function live<T>(
@@ -96,31 +241,18 @@ export function createKeyValueStore(
     opts: ListOptions,
   ): Promise<Array<[key: string, raw: string, value: T]>> {
     const p = fullPrefix("list", prefix);
-    let rows: Array<[string, string]>;
-    try {
-      rows = await backend.scan(p, { reverse: opts.reverse ?? false, limit: opts.limit });
-    } catch (err) {
-      fail("list", prefix, err);
-    }
+    const rows = await bounded(
+      "list",
+      prefix,
+      backend.scan(p, { reverse: opts.reverse ?? false, limit: opts.limit }),
+    );
     const now = Date.now();
     const out: Array<[string, string, T]> = [];
     for (const [k, raw] of rows) {
       const exp = expiresOf(raw);
       if (exp !== undefined && now > exp) continue;
-      let parsed: Stored<T>;
-      try {
-        parsed = deserialize<Stored<T>>(raw);
-      } catch (err) {
-        throw new StoreError(
-          STORE_ERROR_CODES.corrupt,
-          "list",
-          backend.label,
-          k.slice(ns.length),
-          "stored value is not JSON",
-          { cause: err },
-        );
-      }
-      out.push([k.slice(ns.length), raw, parsed.value]);
+      const key = k.slice(ns.length);
+      out.push([key, raw, parse<T>("list", key, raw).value]);
     }
     return out;
   }
@@ -131,53 +263,39 @@ export function createKeyValueStore(
 
     async get<T>(key: string): Promise<T | undefined> {
       const k = full("get", key);
-      try {
-        return (await keyv.get<T>(k)) ?? undefined;
-      } catch (err) {
-        if (err instanceof SyntaxError) {
-          throw new StoreError(
-            STORE_ERROR_CODES.corrupt,
-            "get",
-            backend.label,
-            key,
-            "stored value is not JSON",
-            { cause: err },
-          );
-        }
-        fail("get", key, err);
-      }
+      const raw = await bounded("get", key, backend.get(k));
+      if (raw === undefined) return undefined;
+      const exp = expiresOf(raw);
+      if (exp !== undefined && Date.now() > exp) return undefined;
+      return parse<T>("get", key, raw).value ?? undefined;
     },
 
     async set(key, value, ttlMs) {
       const k = full("set", key);
-      if (value === undefined) {
-        throw new StoreError(
-          STORE_ERROR_CODES.invalid,
-          "set",
-          backend.label,
-          key,
-          "undefined value",
-        );
-      }
-      if (ttlMs !== undefined && !(Number.isFinite(ttlMs) && ttlMs > 0)) {
-        throw new StoreError(STORE_ERROR_CODES.invalid, "set", backend.label, key, "bad ttl");
-      }
-      let ok: boolean;
-      try {
-        ok = await keyv.set(k, value, ttlMs);
-      } catch (err) {
-        fail("set", key, err);
-      }
-      if (!ok) fail("set", key, new Error("the backend did not accept the write"));
+      const { raw, ms } = rawOf(key, value, ttlMs);
+      return writer.write(k, raw, ms);
+    },
+
+    async update<T>(
+      key: string,
+      next: (value: T) => { value: unknown; ttlMs?: number | undefined } | undefined,
+    ) {
+      const k = full("set", key);
+      await afterWritesTo(k);
+      const before = await bounded("get", key, backend.get(k));
+      if (before === undefined) return false;
+      const exp = expiresOf(before);
+      if (exp !== undefined && Date.now() > exp) return false;
+      const wanted = next(parse<T>("get", key, before).value as T);
+      if (wanted === undefined) return false;
+      const { raw, ms } = rawOf(key, wanted.value, wanted.ttlMs);
+      return bounded("set", key, backend.replace(k, before, raw, ms, Date.now()));
     },
 
     async delete(key) {
       const k = full("delete", key);
-      try {
-        return await keyv.delete(k);
-      } catch (err) {
-        fail("delete", key, err);
-      }
+      await afterWritesTo(k);
+      return bounded("delete", key, backend.delete(k));
     },
 
     async keys(prefix) {
@@ -190,11 +308,9 @@ export function createKeyValueStore(
 
     async deleteMany(keys) {
       const ks = keys.map((k) => full("delete", k));
-      try {
-        return await backend.deleteKeys(ks);
-      } catch (err) {
-        fail("delete", undefined, err);
-      }
+      if (ks.length === 0) return 0;
+      if (ks.some((k) => writer.touches(k))) await writer.settled();
+      return bounded("delete", undefined, backend.deleteKeys(ks));
     },
 
     async deletePrefix(prefix) {
@@ -209,11 +325,8 @@ export function createKeyValueStore(
           "refusing to delete with an empty prefix and no namespace",
         );
       }
-      try {
-        return await backend.deletePrefix(p);
-      } catch (err) {
-        fail("delete", prefix, err);
-      }
+      await afterWritesTo(p, true);
+      return bounded("delete", prefix, backend.deletePrefix(p), bulkMs);
     },
 
     async claimOnce(key, ttlMs) {
@@ -221,44 +334,30 @@ export function createKeyValueStore(
       if (!(Number.isFinite(ttlMs) && ttlMs > 0)) {
         throw new StoreError(STORE_ERROR_CODES.invalid, "claim", backend.label, key, "bad ttl");
       }
+      await afterWritesTo(k);
       const now = Date.now();
       const ms = Math.ceil(ttlMs);
-      try {
-        return await backend.claim(k, serialize({ value: true, expires: now + ms }), ms, now);
-      } catch (err) {
-        fail("claim", key, err);
-      }
+      const raw = serialize({ value: true, expires: now + ms });
+      return bounded("claim", key, backend.claim(k, raw, ms, now));
     },
 
     async sweepExpired() {
       const p = fullPrefix("sweep", "");
-      try {
-        return await backend.sweep(p, Date.now());
-      } catch (err) {
-        fail("sweep", undefined, err);
-      }
+      return bounded("sweep", undefined, backend.sweep(p, Date.now()), bulkMs);
     },
 
     async ping() {
-      if (closed) {
-        throw new StoreError(
-          STORE_ERROR_CODES.closed,
-          "ping",
-          backend.label,
-          undefined,
-          "store is closed",
-        );
-      }
-      try {
-        await backend.ping();
-      } catch (err) {
-        fail("ping", undefined, err);
-      }
+      if (closed) throw closedError("ping", undefined);
+      await bounded("ping", undefined, backend.ping());
     },
+
+    pendingWrites: () => writer.size,
 
     async close() {
       if (closed) return;
       closed = true;
+      // Writes already accepted get their answer before the connection goes.
+      await writer.settled();
       try {
         await backend.close();
       } catch (err) {
@@ -266,4 +365,13 @@ export function createKeyValueStore(
       }
     },
   };
+}
+
+/** A driver's own timeout (pg's query and connect timeouts, SQLite's busy wait, Redis's). */
+function isTimeout(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  const code = (err as { code?: unknown }).code;
+  // 57014: statement_timeout; 55P03: lock_timeout; SQLITE_BUSY: busy_timeout ran out.
+  if (code === "57014" || code === "55P03" || code === "SQLITE_BUSY") return true;
+  return /timeout|timed out/i.test(err.message) || err.name === "TimeoutError";
 }

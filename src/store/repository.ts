@@ -28,26 +28,29 @@ export interface RepositoryDefinition<S extends z.ZodType = z.ZodType> {
    */
   readonly encryptedFields: readonly string[];
   readonly team: TeamScope;
+  /**
+   * How long a record has left, for one written again without its caller (a value sealed with a
+   * previous key, sealed again as it is read); undefined = no expiry.
+   */
+  readonly ttlOf?: ((value: z.output<S>) => number | undefined) | undefined;
 }
 
-const registry = new Map<string, RepositoryDefinition>();
 const PREFIX = /^[a-z][a-z0-9_-]*$/;
 
 /**
- * Declares a repository and registers it for `deleteTeam`. Call once per prefix, at module
- * level; a second definition of a prefix is a programming error and throws.
+ * Declares a repository: its key prefix, schema, encrypted fields and how its records name their
+ * team. Nothing is registered: the store is opened with the list of repositories it serves
+ * (openStore's `repositories`, beside the core ones), and `deleteTeam` covers exactly those.
  */
 export function defineRepository<S extends z.ZodType>(def: {
   prefix: string;
   schema: S;
   encryptedFields?: readonly string[];
   team: TeamScope;
+  ttlOf?: (value: z.output<S>) => number | undefined;
 }): RepositoryDefinition<S> {
   if (!PREFIX.test(def.prefix)) {
     throw new Error(`repository prefix "${def.prefix}" must match ${PREFIX}`);
-  }
-  if (registry.has(def.prefix)) {
-    throw new Error(`repository prefix "${def.prefix}" is already defined`);
   }
   const encryptedFields = def.encryptedFields ?? [];
   if (typeof def.team === "object" && encryptedFields.includes(def.team.field)) {
@@ -58,13 +61,21 @@ export function defineRepository<S extends z.ZodType>(def: {
     schema: def.schema,
     encryptedFields: Object.freeze([...encryptedFields]),
     team: def.team,
+    ttlOf: def.ttlOf,
   });
-  registry.set(d.prefix, d as unknown as RepositoryDefinition);
   return d;
 }
 
-export function registeredRepositories(): readonly RepositoryDefinition[] {
-  return [...registry.values()];
+/** The repositories a store serves; two with one prefix are a programming error. */
+export function repositoryList(
+  defs: readonly RepositoryDefinition[],
+): readonly RepositoryDefinition[] {
+  const seen = new Set<string>();
+  for (const d of defs) {
+    if (seen.has(d.prefix)) throw new Error(`repository prefix "${d.prefix}" is listed twice`);
+    seen.add(d.prefix);
+  }
+  return Object.freeze([...defs]);
 }
 
 export interface Repository<T> {
@@ -78,6 +89,11 @@ export interface Repository<T> {
   /** Records whose id starts with `idPrefix`, in id byte order (or reversed). */
   list(idPrefix?: string, opts?: ListOptions): Promise<Array<{ id: string; value: T }>>;
   ids(idPrefix?: string): Promise<string[]>;
+  /**
+   * Reads the record and, if a previous key sealed it, seals it again with the current one (as
+   * every read does); says which it was. A value no key opens throws as get does.
+   */
+  reseal(id: string): Promise<"resealed" | "current" | "gone">;
 }
 
 type Json = Record<string, unknown>;
@@ -139,15 +155,18 @@ export function bindRepository<S extends z.ZodType>(
     return out;
   }
 
-  function decode(key: string, raw: unknown): T {
+  function decode(key: string, raw: unknown): { value: T; stale: boolean } {
     let out = raw;
+    let stale = false;
     for (const p of paths) {
       const v = getPath(out, p.parts);
       if (v === undefined) continue;
       if (typeof v !== "string") throw corrupt(key, `field ${p.name} is not encrypted`);
       let plain: string;
       try {
-        plain = cipher.decrypt(v, `${key}#${p.name}`);
+        const opened = cipher.open(v, `${key}#${p.name}`);
+        plain = opened.plain;
+        stale ||= opened.stale;
       } catch (err) {
         if (err instanceof DecryptError) throw corrupt(key, err.message, err);
         throw err;
@@ -156,7 +175,28 @@ export function bindRepository<S extends z.ZodType>(
     }
     const parsed = def.schema.safeParse(out);
     if (!parsed.success) throw corrupt(key, `does not match its schema: ${issues(parsed.error)}`);
-    return parsed.data;
+    return { value: parsed.data, stale };
+  }
+
+  /**
+   * Seals a record read under a previous key again with the current one, in one compare-and-set:
+   * a record changed since it was read is left to its writer (whose value is sealed with the
+   * current key, or is sealed again when next read).
+   */
+  async function sealAgain(key: string): Promise<void> {
+    await kv.update<unknown>(key, (stored) => {
+      const { value, stale } = decode(key, stored);
+      if (!stale) return undefined;
+      const ttlMs = def.ttlOf?.(value);
+      if (ttlMs !== undefined && ttlMs <= 0) return undefined;
+      return { value: encode(key, value), ttlMs };
+    });
+  }
+
+  async function read(key: string, raw: unknown): Promise<T> {
+    const { value, stale } = decode(key, raw);
+    if (stale) await sealAgain(key);
+    return value;
   }
 
   const prefix = `${def.prefix}:`;
@@ -166,7 +206,7 @@ export function bindRepository<S extends z.ZodType>(
     async get(id) {
       const key = keyOf(id);
       const raw = await kv.get<unknown>(key);
-      return raw === undefined ? undefined : decode(key, raw);
+      return raw === undefined ? undefined : read(key, raw);
     },
     async put(id, value, ttlMs) {
       const key = keyOf(id);
@@ -177,7 +217,26 @@ export function bindRepository<S extends z.ZodType>(
     },
     async list(idPrefix = "", opts = {}) {
       const rows = await kv.entries<unknown>(prefix + idPrefix, opts);
-      return rows.map(([key, raw]) => ({ id: key.slice(prefix.length), value: decode(key, raw) }));
+      if (paths.length === 0) {
+        return rows.map(([key, raw]) => ({
+          id: key.slice(prefix.length),
+          value: decode(key, raw).value,
+        }));
+      }
+      const out: Array<{ id: string; value: T }> = [];
+      for (const [key, raw] of rows) {
+        out.push({ id: key.slice(prefix.length), value: await read(key, raw) });
+      }
+      return out;
+    },
+    async reseal(id) {
+      const key = keyOf(id);
+      const raw = await kv.get<unknown>(key);
+      if (raw === undefined) return "gone";
+      const { stale } = decode(key, raw);
+      if (!stale) return "current";
+      await sealAgain(key);
+      return "resealed";
     },
     async ids(idPrefix = "") {
       return (await kv.keys(prefix + idPrefix)).map((k) => k.slice(prefix.length));
@@ -198,13 +257,13 @@ export function assertTeamId(teamId: string): void {
 }
 
 /**
- * Removes every record of `teamId` in every registered repository. Returns how many keys went.
+ * Removes every record of `teamId` in each of `defs`. Returns how many keys went.
  * Records that name their team in a field are found by reading the prefix, without decrypting.
  */
 export async function deleteTeamData(
   kv: KeyValueStore,
   teamId: string,
-  defs: readonly RepositoryDefinition[] = registeredRepositories(),
+  defs: readonly RepositoryDefinition[],
 ): Promise<number> {
   assertTeamId(teamId);
   let n = 0;

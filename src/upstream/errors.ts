@@ -1,3 +1,8 @@
+/**
+ * Why this file is long: the whole upstream error family (classes, codes, the factory that maps a
+ * response to a class, and the redaction every error applies) is one contract; callers import
+ * it from one place.
+ */
 import { REDACTED, scrub } from "../log.ts";
 import { isRelayErrorName, RELAY_ERROR_CATALOG, type RelayErrorName } from "./relay/catalog.ts";
 

@@ -1,3 +1,11 @@
+/**
+ * The one HTTP core for both upstream services: retry policies, the undici dispatcher with its
+ * timeouts, and `request(opts, schema)`.
+ *
+ * Why this file is long: a request's life (timeouts per phase, retry decisions, Retry-After,
+ * schema checks, redacted errors, metrics) is one sequence; split up, each part would need the
+ * others' state passed back and forth.
+ */
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, request as undiciRequest } from "undici";
 import type { z } from "zod";

@@ -3,7 +3,7 @@ import { App } from "@slack/bolt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { buildManifest } from "../../manifest/manifest.ts";
-import { BOT_EVENTS, COMMAND, SHORTCUTS } from "../../src/slack/ids.ts";
+import { BOT_EVENTS, COMMAND, SHORTCUTS } from "../../src/ids.ts";
 import { type Harness, startHarness } from "../helpers/app-harness.ts";
 
 /**

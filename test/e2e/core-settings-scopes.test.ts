@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SETTINGS_ACTIONS } from "../../src/slack/core/ids.ts";
+import { SETTINGS_ACTIONS, SETTINGS_VIEW } from "../../src/ids.ts";
 import { botScopes } from "../../src/slack/scopes.ts";
 import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
 
@@ -22,7 +22,12 @@ describe("settings Check on an install with fewer scopes", () => {
   it("names the missing permissions and the way to reinstall", async () => {
     let since = h.emulator.calls.length;
     await h.driver.slashCommand({ user: USERS.admin, channel: CHANNELS.general, text: "settings" });
-    await h.emulator.waitForCall((c) => c.method === "views.open", { since, timeoutMs: 5_000 });
+    await h.emulator.waitForCall(
+      (c) =>
+        c.method === "views.update" &&
+        (c.args.view as { callback_id?: string } | undefined)?.callback_id === SETTINGS_VIEW,
+      { since, timeoutMs: 5_000 },
+    );
     since = h.emulator.calls.length;
     await h.driver.blockAction({ user: USERS.admin, action_id: SETTINGS_ACTIONS.check });
     const done = await h.emulator.waitForCall(

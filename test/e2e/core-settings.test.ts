@@ -1,6 +1,6 @@
+import type { CallRecord } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallRecord } from "../../src/playground/emulator/server.ts";
-import { SETTINGS_ACTIONS, SETTINGS_FIELDS, SETTINGS_VIEW } from "../../src/slack/core/ids.ts";
+import { SETTINGS_ACTIONS, SETTINGS_FIELDS, SETTINGS_VIEW } from "../../src/ids.ts";
 import { enterpriseTokenKey, userTokenKey } from "../../src/upstream/events/tokens.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
@@ -20,10 +20,14 @@ async function openSettings(user: string): Promise<CallRecord> {
   const since = h.emulator.calls.length;
   const res = await h.driver.slashCommand({ user, channel: CHANNELS.general, text: "settings" });
   expect(res.status).toBe(200);
-  return h.emulator.waitForCall((c) => c.method === "views.open" || c.method === "response_url", {
-    since,
-    timeoutMs: 5_000,
-  });
+  // An admin's modal opens at once with a placeholder, which the form then replaces.
+  return h.emulator.waitForCall(
+    (c) =>
+      (c.method === "views.update" &&
+        (c.args.view as { callback_id?: string } | undefined)?.callback_id === SETTINGS_VIEW) ||
+      c.method === "response_url",
+    { since, timeoutMs: 5_000 },
+  );
 }
 
 function topModal(user: string) {
@@ -63,7 +67,7 @@ describe("/onair settings", () => {
 
   it("opens for an admin with the sandbox credentials filled in and no secret shown", async () => {
     const call = await openSettings(USERS.admin);
-    expect(call.method).toBe("views.open");
+    expect(call.method).toBe("views.update");
     expect(call.ok).toBe(true);
     const view = topModal(USERS.admin).view;
     expect(view.callback_id).toBe(SETTINGS_VIEW);
@@ -139,6 +143,26 @@ describe("/onair settings", () => {
     expect(await h.app.store.settings.get(TEAM)).toEqual(before);
   });
 
+  it("names only what changed in the audit channel, as the form labels it", async () => {
+    // The form shows the sandbox's credentials; saved back untouched they are no change.
+    await openSettings(USERS.admin);
+    const since = h.emulator.calls.length;
+    const res = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [SETTINGS_FIELDS.auditChannel]: CHANNELS.audit },
+    });
+    expect(res.outcome.action).toBe("closed");
+    const audited = await h.emulator.waitForCall(
+      (c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.audit,
+      { since, timeoutMs: 5_000 },
+    );
+    expect(String(audited.args.text)).toMatch(/ changed On Air's settings: audit channel\.$/);
+    const entry = (await h.app.deps.store.audit.list(TEAM)).find(
+      (a) => a.entry.action === "settings.update",
+    )?.entry;
+    expect(entry?.details).toEqual({ fields: "auditChannel" });
+  });
+
   it("saves, keeps secrets write-only, drops cached tokens and audits without secrets", async () => {
     const deps = h.app.deps;
     const future = Date.now() + 3_600_000;
@@ -184,7 +208,10 @@ describe("/onair settings", () => {
       (c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.audit,
       { since, timeoutMs: 5_000 },
     );
-    expect(String(audited.args.text)).toContain("eventsAppSecret");
+    const line = String(audited.args.text);
+    expect(line).toContain("events app key, events app secret, relay username, relay password");
+    expect(line).toContain("who may schedule events");
+    expect(line).not.toMatch(/[a-z][A-Z]/);
 
     const saved = await deps.store.settings.get(TEAM);
     expect(saved).toMatchObject({

@@ -1,7 +1,6 @@
 import type { WebAPICallError } from "@slack/web-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SETTINGS_ACTIONS, SETTINGS_FIELDS } from "../../src/slack/core/ids.ts";
-import { SUBCOMMANDS } from "../../src/slack/ids.ts";
+import { SETTINGS_ACTIONS, SETTINGS_FIELDS, SETTINGS_VIEW, SUBCOMMANDS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
@@ -13,6 +12,17 @@ import { createSecretScanner } from "../helpers/secrets.ts";
  */
 
 let h: Harness;
+
+/** The settings form replacing its placeholder (the modal opens at once, then fills). */
+function settingsFilled(since: number) {
+  return h.emulator.waitForCall(
+    (c) =>
+      c.method === "views.update" &&
+      c.ok &&
+      (c.args.view as { callback_id?: string } | undefined)?.callback_id === SETTINGS_VIEW,
+    { since },
+  );
+}
 beforeAll(async () => {
   h = await startHarness();
 });
@@ -63,6 +73,7 @@ describe("with every upstream call delayed by 10 s", () => {
       { since },
     );
     expect(opened.ok).toBe(true);
+    await settingsFilled(since);
 
     const check = await h.driver.blockAction({
       user: USERS.admin,
@@ -126,6 +137,7 @@ describe("interactive calls beside bulk posting", () => {
       { since },
     );
     expect(opened.ok).toBe(true);
+    await settingsFilled(since);
     const saved = await h.driver.viewSubmission({ user: USERS.admin });
     expect(saved.outcome.action).toBe("closed");
     const ephemeral = await h.emulator.waitForCall(

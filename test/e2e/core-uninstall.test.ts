@@ -3,11 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
 import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OnAirApp, startApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import { type SlackEmulator, startSlackEmulator } from "../../src/playground/emulator/server.ts";
+import { botScopes } from "../../src/slack/scopes.ts";
 import { hashWebhookSecret } from "../../src/store/index.ts";
 import { CHANNELS, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
@@ -35,7 +36,7 @@ async function start(storeUrl: string, namespace: string | undefined): Promise<R
   const signingSecret = randomBytes(16).toString("hex");
   const stateSecret = randomBytes(16).toString("hex");
   const encryptionKey = randomBytes(32).toString("base64");
-  const emulator = await startSlackEmulator({ signingSecret });
+  const emulator = await startSlackEmulator({ signingSecret, seed: { botScopes: botScopes() } });
   const dir = mkdtempSync(join(tmpdir(), "onair-uninstall-"));
   const logs: string[] = [];
   const app = await startApp({
@@ -44,6 +45,7 @@ async function start(storeUrl: string, namespace: string | undefined): Promise<R
       SLACK_SIGNING_SECRET: signingSecret,
       SLACK_API_URL: emulator.apiUrl,
       SLACK_CLIENT_ID: emulator.clientId,
+      ONAIR_SANDBOX: "1",
       SLACK_CLIENT_SECRET: emulator.clientSecret,
       SLACK_STATE_SECRET: stateSecret,
       STORE_URL: storeUrl.replace("{dir}", dir),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { EVENT_LOCK_MS, eventLockKey, withEventLock } from "../../src/live/lock.ts";
-import { fetchEvent, patchRecord } from "../../src/slack/organizer/common.ts";
+import { EVENT_LOCK_MS, eventLockKey, withEventLock } from "../../src/domain/event-lock.ts";
+import { fetchEvent, patchRecord } from "../../src/domain/event-record.ts";
 import { type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { seedEvent } from "../helpers/live-fixtures.ts";
 
@@ -86,7 +86,7 @@ describe("the event record lock", () => {
     expect(await deps.store.claimOnce(eventLockKey(TEAM, eventId), EVENT_LOCK_MS)).toBe(true);
     try {
       const started = Date.now();
-      const event = await fetchEvent(deps, TEAM, link, stale);
+      const event = await fetchEvent(deps, stale, link);
       expect(event.title).toBe("Busy record");
       expect(Date.now() - started).toBeLessThan(2_000);
       expect((await deps.store.events.get(TEAM, eventId))?.lastEnd).toBe(1);
@@ -94,7 +94,7 @@ describe("the event record lock", () => {
       await deps.store.delete(eventLockKey(TEAM, eventId));
     }
     // Free again: the next read refreshes the cached times.
-    await fetchEvent(deps, TEAM, link, stale);
+    await fetchEvent(deps, stale, link);
     expect((await deps.store.events.get(TEAM, eventId))?.lastEnd).not.toBe(1);
   });
 });

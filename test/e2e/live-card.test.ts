@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { onEventCancelled } from "../../src/live/lifecycle.ts";
+import { onEventCancelled } from "../../src/domain/subscriptions.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { digestTotals, eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
@@ -18,6 +18,8 @@ async function notify(event: SeededEvent, channel: string, extra = ""): Promise<
     user: USERS.omar,
     channel,
     text: `notify ${event.eventId} <#${channel}|x> ${extra}`.trim(),
+    // Already in the form Slack sends (should_escape), not as typed.
+    escaped: true,
   });
   // Another test's late reply may land after `since`: wait for the one about this notify.
   const reply = await h.emulator.waitForCall(
@@ -220,7 +222,7 @@ describe("the live card", () => {
     );
     const since = h.emulator.calls.length;
     await h.driver.slashCommand({
-      user: USERS.member,
+      user: USERS.omar,
       channel: CHANNELS.townHall,
       text: `mute ${event.eventId}`,
     });
@@ -242,11 +244,23 @@ describe("the live card", () => {
     );
     await new Promise((r) => setTimeout(r, 500));
     expect(thread(CHANNELS.townHall, tsTown).some((t) => t.includes("Second Person"))).toBe(false);
+    // The muted channel's card says so and keeps its figures; the other card moves on.
+    await eventually(
+      () =>
+        cardOf(CHANNELS.townHall, tsTown).includes("Muted in this channel") ? true : undefined,
+      "the muted card",
+    );
+    expect(cardOf(CHANNELS.townHall, tsTown)).toContain("unique *1*");
+    await eventually(
+      () => (cardOf(CHANNELS.events, tsEvents).includes("unique *2*") ? true : undefined),
+      "the live card's figures",
+    );
+    expect(cardOf(CHANNELS.events, tsEvents)).not.toContain("Muted in this channel");
 
     // Muting the last channel removes the webhook upstream.
     h.sandbox.control.clearLog();
     await h.driver.slashCommand({
-      user: USERS.member,
+      user: USERS.omar,
       channel: CHANNELS.events,
       text: `mute ${event.eventId}`,
     });
@@ -280,18 +294,49 @@ describe("the live card", () => {
       message_ts: ts,
       action_id: "onair_card_attendance",
     });
-    const reply = await h.emulator.waitForCall((c) => c.method === "response_url", {
+    // In the channel where the button was pressed, not in the card's thread.
+    const reply = await h.emulator.waitForCall((c) => c.method === "chat.postEphemeral", {
       since,
       timeoutMs: 5_000,
     });
-    expect(String(reply.args.text)).toMatch(
-      /peak 3, 3 unique, 3 here now, on average [\d.]+ minutes/,
-    );
+    expect(reply.ok).toBe(true);
+    expect(reply.args).toMatchObject({ channel: CHANNELS.general, user: USERS.member });
+    expect(reply.args.thread_ts).toBeUndefined();
+    expect(String(reply.args.text)).toMatch(/Peak \*3\* · unique \*3\* · here now \*3\*/);
 
     const scanner = createSecretScanner();
     for (const line of h.logs) scanner.add("log", line);
     for (const c of h.emulator.calls) scanner.add(`slack ${c.method}`, JSON.stringify(c.args));
     scanner.assertNoSecrets([...h.secrets, "sandbox-secret"]);
+  });
+
+  it("a muted card says it is muted and keeps the figures of that moment", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Muted webinar",
+    });
+    const ts = await notify(event, CHANNELS.general);
+    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+    await h.sandbox.control.attendees(event.eventId, { count: 4 });
+    await eventually(
+      () => (cardOf(CHANNELS.general, ts).includes("unique *4*") ? true : undefined),
+      "figures",
+    );
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.general,
+      text: `mute ${event.eventId}`,
+    });
+    await eventually(
+      () => (cardOf(CHANNELS.general, ts).includes("Muted in this channel") ? true : undefined),
+      "the muted card",
+    );
+    expect(cardOf(CHANNELS.general, ts)).toContain("now *4* · peak *4* · unique *4*");
+    // Its webhooks went with its last channel: the service tells the app nothing more.
+    const later = await h.sandbox.control.attendees(event.eventId, { count: 2 });
+    expect(later.delivered).toBe(0);
+    expect(cardOf(CHANNELS.general, ts)).toContain("unique *4*");
   });
 
   it("posts nothing for a team after uninstall: its webhooks find no subscription", async () => {

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { liveWorker } from "../../src/live/runtime.ts";
-import { refreshMessage } from "../../src/live/worker.ts";
+import { refreshMessage } from "../../src/domain/subscription.ts";
 import { type Harness, startHarness, TEAM } from "../helpers/app-harness.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
 
@@ -13,7 +12,8 @@ import { eventually } from "../helpers/live-fixtures.ts";
 let h: Harness;
 let reads = 0;
 beforeAll(async () => {
-  h = await startHarness();
+  // Inline: the test counts the engine's outbox reads on this thread's store.
+  h = await startHarness({ liveEngine: "inline" });
   const outbox = h.app.deps.store.outbox;
   const list = outbox.list.bind(outbox);
   outbox.list = (limit?: number) => {
@@ -55,7 +55,7 @@ describe("the live worker's outbox polling", () => {
 
   it("reads at once again when nudged", async () => {
     const before = reads;
-    liveWorker(h.app.deps)?.nudge();
+    h.app.live.nudge();
     await eventually(() => (reads > before ? true : undefined), "a read after the nudge", 1_000);
   });
 });

@@ -26,6 +26,8 @@ describe("a rate-limited channel", () => {
       user: USERS.omar,
       channel: CHANNELS.events,
       text: `notify ${event.eventId} <#${CHANNELS.events}|events> every`,
+      // Already in the form Slack sends (should_escape), not as typed.
+      escaped: true,
     });
     const ts = await eventually(
       () =>
@@ -36,7 +38,11 @@ describe("a rate-limited channel", () => {
     );
     const since = h.emulator.calls.length;
     // Slack's pace, and on top a storm of 429s on this channel.
-    h.emulator.setRateLimit({ perChannelPerSec: 1, burst: 1 });
+    h.emulator.setRateLimit({
+      perChannelPerSec: 1,
+      burst: 1,
+      methods: ["chat.postMessage", "chat.update"],
+    });
     h.emulator.throttle({ channel: CHANNELS.events, times: 4, retryAfterSec: 1 });
 
     const names: string[] = [];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { onEventCancelled, onEventEdited } from "../../src/live/lifecycle.ts";
+import { onEventCancelled, onEventEdited } from "../../src/domain/subscriptions.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
@@ -73,8 +73,13 @@ describe("reminders", () => {
       end: newStart + 3600_000,
     });
     await onEventEdited(deps, TEAM, event.eventId);
-    const moved = scheduledIn(CHANNELS.townHall);
-    expect(moved.map((s) => Math.floor(newStart / 1000) - s.post_at)).toEqual([3600, 600]);
+    // The engine moves them, one call a turn of the channel's pace.
+    const moved = await eventually(() => {
+      const now = scheduledIn(CHANNELS.townHall);
+      const offsets = now.map((s) => Math.floor(newStart / 1000) - s.post_at);
+      return offsets.length === 2 && offsets[0] === 3600 && offsets[1] === 600 ? now : undefined;
+    }, "the reminders moved");
+    expect(moved.length).toBe(2);
     for (const old of first) expect(h.emulator.workspace.scheduled.has(old.id)).toBe(false);
     // The card shows the new time too.
     await eventually(
@@ -91,7 +96,80 @@ describe("reminders", () => {
     );
 
     await onEventCancelled(deps, TEAM, event.eventId);
-    expect(scheduledIn(CHANNELS.townHall)).toEqual([]);
+    await eventually(
+      () => (scheduledIn(CHANNELS.townHall).length === 0 ? true : undefined),
+      "the reminders deleted on cancel",
+    );
+  });
+
+  it("are deleted in a channel that is muted, and only there", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Muted reminders",
+      startInMs: 5 * 3600_000,
+    });
+    const mine = (ch: string) => scheduledIn(ch).filter((s) => s.text.includes("Muted reminders"));
+    for (const channel of [CHANNELS.general, CHANNELS.events]) {
+      await h.driver.slashCommand({ user: USERS.omar, channel, text: `notify ${event.eventId}` });
+    }
+    await eventually(
+      () =>
+        mine(CHANNELS.general).length === 2 && mine(CHANNELS.events).length === 2
+          ? true
+          : undefined,
+      "reminders in both channels",
+    );
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.events,
+      text: `mute ${event.eventId}`,
+    });
+    await eventually(
+      () => (mine(CHANNELS.events).length === 0 ? true : undefined),
+      "the muted channel's reminders deleted",
+    );
+    expect(mine(CHANNELS.general).length).toBe(2);
+    // The last channel: the subscription goes, and its reminders with it.
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.general,
+      text: `mute ${event.eventId}`,
+    });
+    await eventually(
+      () => (mine(CHANNELS.general).length === 0 ? true : undefined),
+      "the last channel's reminders deleted",
+    );
+  });
+
+  it("wait out any Retry-After Slack gives, and are scheduled in the end", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Throttled reminders",
+      startInMs: 4 * 3600_000,
+    });
+    h.emulator.throttle({ method: "chat.scheduleMessage", times: 2, retryAfterSec: 3 });
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.general,
+      text: `notify ${event.eventId}`,
+    });
+    const mine = () => scheduledIn(CHANNELS.general).filter((s) => s.text.includes("Throttled"));
+    await eventually(() => (mine().length === 2 ? true : undefined), "both reminders", 15_000);
+    const calls = h.emulator.calls.slice(since).filter((c) => c.method === "chat.scheduleMessage");
+    const throttled = calls.filter((c) => c.status === 429);
+    expect(throttled.length).toBe(2);
+    // Each try after a 429 came no sooner than its Retry-After.
+    const first429 = throttled[0]?.time ?? 0;
+    const after = calls.filter((c) => c.time > first429 && c.status !== 429);
+    expect((after[0]?.time ?? 0) - (throttled.at(-1)?.time ?? 0)).toBeGreaterThanOrEqual(2_900);
+    // The card went out without waiting for them.
+    const card = h.emulator.calls
+      .slice(since)
+      .find((c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.general);
+    expect(card && card.time < (after[0]?.time ?? 0)).toBe(true);
   });
 
   it("skips a reminder whose time has already passed", async () => {
@@ -106,9 +184,9 @@ describe("reminders", () => {
       channel: CHANNELS.general,
       text: `notify ${event.eventId}`,
     });
+    const mine = () => scheduledIn(CHANNELS.general).filter((s) => s.text.includes("Starts soon"));
     const only = await eventually(
-      () =>
-        scheduledIn(CHANNELS.general).length === 1 ? scheduledIn(CHANNELS.general) : undefined,
+      () => (mine().length === 1 ? mine() : undefined),
       "one scheduled reminder",
     );
     expect(only[0]?.text).toContain("starts in 10 minutes");

@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { buildEventCard } from "../../src/slack/blocks/event-card.ts";
-import { CARD_ACTIONS } from "../../src/slack/blocks/ids.ts";
-import { EVENT_FIELDS as F, VIEWS } from "../../src/slack/organizer/ids.ts";
+import { buildEventCard } from "../../src/blocks/event-card.ts";
+import { CANCEL_ACTIONS, CARD_ACTIONS, EVENT_FIELDS as F, VIEWS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 import {
@@ -159,10 +158,20 @@ describe("cancel", () => {
     expect(h.sandbox.control.log().some((e) => e.method === "DELETE" && e.path.includes(id))).toBe(
       false,
     );
+    // The yes is a red button (style "danger"), not the modal's submit Slack draws in green.
+    const yes = JSON.stringify(viewOf(call).blocks);
+    expect(yes).toContain('"style":"danger"');
+    expect(viewOf(call).submit).toBeUndefined();
     const since = h.emulator.calls.length;
-    const res = await h.driver.viewSubmission({ user: USERS.kei });
-    expect(res.outcome.action).toBe("closed");
+    await h.driver.blockAction({ user: USERS.kei, action_id: CANCEL_ACTIONS.yes });
     await waitFor(h, isMessageTo(USERS.kei, /Cancelled/), since);
+    // The modal says it is done, with no button left to press.
+    const done = await waitFor(
+      h,
+      (c) => c.method === "views.update" && JSON.stringify(viewOf(c)).includes("Cancelled"),
+      since,
+    );
+    expect(JSON.stringify(viewOf(done).blocks)).not.toContain(CANCEL_ACTIONS.yes);
     expect(
       h.sandbox.control
         .log()
@@ -175,18 +184,21 @@ describe("cancel", () => {
         true,
       );
     });
-    // The audit channel hears of both, through the bulk client (posted just after the record).
-    await vi.waitFor(() => {
-      const posts = h.emulator.calls.filter(
-        (c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.audit,
-      );
-      expect(posts.some((c) => /scheduled \*Doomed webinar\*/.test(String(c.args.text)))).toBe(
-        true,
-      );
-      expect(posts.some((c) => /cancelled \*Doomed webinar\*/.test(String(c.args.text)))).toBe(
-        true,
-      );
-    });
+    // The audit channel hears of both, on the channel's pace (a second apart at most).
+    await vi.waitFor(
+      () => {
+        const posts = h.emulator.calls.filter(
+          (c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.audit,
+        );
+        expect(posts.some((c) => /scheduled \*Doomed webinar\*/.test(String(c.args.text)))).toBe(
+          true,
+        );
+        expect(posts.some((c) => /cancelled \*Doomed webinar\*/.test(String(c.args.text)))).toBe(
+          true,
+        );
+      },
+      { timeout: 5_000 },
+    );
     await h.app.store.settings.put(TEAM, settings);
     const list = await responseTo(USERS.kei, "list");
     expect(JSON.stringify(list.args.blocks)).not.toContain("Doomed webinar");
@@ -247,7 +259,7 @@ describe("the event card's buttons", () => {
       since,
     );
     since = h.emulator.calls.length;
-    await h.driver.viewSubmission({ user: USERS.kei });
+    await h.driver.blockAction({ user: USERS.kei, action_id: CANCEL_ACTIONS.yes });
     await waitFor(h, isMessageTo(USERS.kei, /Cancelled/), since);
     expect((await h.app.store.events.get(TEAM, id))?.cancelled).toBe(true);
   });
@@ -336,7 +348,7 @@ describe("cards follow the organizer's changes", () => {
 
     await commandOpensModal(h, USERS.omar, CHANNELS.general, `cancel ${id}`, VIEWS.cancel);
     s2 = h.emulator.calls.length;
-    await h.driver.viewSubmission({ user: USERS.omar });
+    await h.driver.blockAction({ user: USERS.omar, action_id: CANCEL_ACTIONS.yes });
     await waitFor(
       h,
       (c) =>

@@ -1,6 +1,5 @@
+import { type CallRecord, validateBlocks, validateView } from "@onair/slack-emulator";
 import { expect } from "vitest";
-import { validateBlocks, validateView } from "../../src/playground/emulator/blockkit.ts";
-import type { CallRecord } from "../../src/playground/emulator/server.ts";
 import type { Event } from "../../src/upstream/events/schemas.ts";
 import type { Harness } from "../helpers/app-harness.ts";
 
@@ -89,7 +88,7 @@ export async function scheduleViaForm(
   start: number,
   values: Record<string, unknown> = {},
 ): Promise<string> {
-  const { EVENT_FIELDS: F, VIEWS } = await import("../../src/slack/organizer/ids.ts");
+  const { EVENT_FIELDS: F, VIEWS } = await import("../../src/ids.ts");
   await commandOpensModal(h, user, channel, "schedule", VIEWS.event);
   const since = h.emulator.calls.length;
   const res = await h.driver.viewSubmission({

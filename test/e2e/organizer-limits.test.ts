@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { VIEWS } from "../../src/slack/organizer/ids.ts";
+import { VIEWS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import {
   commandOpensModal,
@@ -109,8 +109,15 @@ describe("App Home for an admin", () => {
     expect(JSON.stringify(viewOf(home))).toContain("Live relay tokens");
     const s2 = h.emulator.calls.length;
     await h.driver.blockAction({ user: USERS.admin, action_id: "onair_home_settings" });
+    // The modal opens at once with a placeholder, which the settings form replaces.
     const open = await waitFor(h, (c) => c.method === "views.open", s2);
-    expect(viewOf(open).callback_id).toBe("onair_settings");
+    expect(open.ok).toBe(true);
+    const filled = await waitFor(
+      h,
+      (c) => c.method === "views.update" && viewOf(c).callback_id === "onair_settings",
+      s2,
+    );
+    expect(filled.ok).toBe(true);
     await h.driver.viewClosed({ user: USERS.admin });
   });
 

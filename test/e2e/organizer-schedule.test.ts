@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { EVENT_FIELDS, VIEWS } from "../../src/slack/organizer/ids.ts";
+import { EVENT_FIELDS, VIEWS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 import {
@@ -280,24 +280,50 @@ describe("/onair schedule", () => {
     }
   });
 
-  it("an events-service failure on create reaches the organizer in plain words, nothing stored", async () => {
+  it("an events-service failure on create brings the form back with everything typed and the reason, nothing stored", async () => {
     await commandOpensModal(h, USERS.omar, CHANNELS.general, "schedule", VIEWS.event);
     const before = (await h.app.store.events.list("T0ONAIR")).length;
     h.sandbox.control.addFault({ service: "events", status: 503, times: 20 });
     const since = h.emulator.calls.length;
     const start = future(2);
-    await h.driver.viewSubmission({
-      user: USERS.omar,
-      values: { [F.title]: "Unlucky", [F.start]: new Date(start), [F.end]: new Date(start + HOUR) },
-    });
-    const call = await waitFor(
-      h,
-      isMessageTo(USERS.omar, /live events service is unavailable/),
-      since,
-    );
-    h.sandbox.control.clearFaults();
-    expect(call.args.user).toBe(USERS.omar);
-    expect((await h.app.store.events.list("T0ONAIR")).length).toBe(before);
+    try {
+      const res = await h.driver.viewSubmission({
+        user: USERS.omar,
+        values: {
+          [F.title]: "Unlucky",
+          [F.description]: "Typed with care",
+          [F.start]: new Date(start),
+          [F.end]: new Date(start + HOUR),
+          [F.panelists]: [USERS.kei],
+        },
+      });
+      expect(res.outcome.action).toBe("closed");
+      // Back on the submission's own trigger, within its 3 s.
+      const back = await waitFor(h, (c) => c.method === "views.open" && c.ok, since);
+      const view = viewOf(back);
+      expect(view.callback_id).toBe(VIEWS.event);
+      const text = JSON.stringify(view.blocks);
+      expect(text).toContain("Nothing was saved: The live events service is unavailable");
+      expect(text).toContain("press *Schedule* to try again");
+      const blocks = (h.emulator.workspace.topView(USERS.omar)?.view.blocks ?? []) as Array<{
+        block_id?: string;
+        element?: Record<string, unknown>;
+      }>;
+      const el = (id: string) => blocks.find((b) => b.block_id === id)?.element;
+      expect(el(F.title)?.initial_value).toBe("Unlucky");
+      expect(el(F.description)?.initial_value).toBe("Typed with care");
+      expect(el(F.start)?.initial_date_time).toBe(start / 1000);
+      expect(el(F.panelists)?.initial_users).toEqual([USERS.kei]);
+      expect((await h.app.store.events.list("T0ONAIR")).length).toBe(before);
+    } finally {
+      h.sandbox.control.clearFaults();
+    }
+    // Pressing Schedule again, with the service back, schedules it.
+    const again = h.emulator.calls.length;
+    const res = await h.driver.viewSubmission({ user: USERS.omar });
+    expect(res.outcome.action).toBe("closed");
+    await waitFor(h, isMessageTo(USERS.omar, /Scheduled/), again);
+    expect((await h.app.store.events.list("T0ONAIR")).length).toBe(before + 1);
   });
 
   it("opens the modal before the slow upstream work (a grant delayed upstream)", async () => {

@@ -1,6 +1,6 @@
+import type { CallRecord } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import type { CallRecord } from "../../src/playground/emulator/server.ts";
-import { TOKEN_FIELDS as T, VIEWS } from "../../src/slack/organizer/ids.ts";
+import { TOKEN_FIELDS as T, VIEWS } from "../../src/ids.ts";
 import { RELAY_ERROR_CATALOG, type RelayErrorName } from "../../src/upstream/relay/catalog.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
@@ -19,22 +19,29 @@ afterAll(async () => {
 const DAY = 86_400_000;
 const minted: string[] = [];
 
-/** Opens /onair token as the admin, submits, and returns the ephemeral message and its token. */
-async function mint(values: Record<string, unknown>) {
-  await commandOpensModal(h, USERS.admin, CHANNELS.general, "token", VIEWS.token);
+/** The modal update that shows a minted token (only its requester sees the modal). */
+function isTokenModal(c: CallRecord): boolean {
+  return (
+    c.method === "views.update" && JSON.stringify(c.args.view).includes("Here is your relay token")
+  );
+}
+
+/**
+ * Opens /onair token as the admin, submits, and returns the modal that shows the token: the form
+ * turns into "Minting…", then into the token itself, in the requester's own modal.
+ */
+async function mint(values: Record<string, unknown>, channel: string = CHANNELS.general) {
+  await commandOpensModal(h, USERS.admin, channel, "token", VIEWS.token);
   const since = h.emulator.calls.length;
   h.sandbox.control.clearLog();
   const res = await h.driver.viewSubmission({ user: USERS.admin, values: values as never });
-  expect(res.outcome.action).toBe("closed");
-  const call = await waitFor(
-    h,
-    (c) => c.method === "chat.postEphemeral" && /relay token/.test(String(c.args.text)),
-    since,
-  );
-  const token = /Your relay token: (\S+)/.exec(String(call.args.text))?.[1] ?? "";
+  expect(res.outcome.action).toBe("updated");
+  const call = await waitFor(h, isTokenModal, since);
+  const blocks = JSON.stringify(viewOf(call).blocks);
+  const token = /```([^`]+)```/.exec(blocks)?.[1] ?? "";
   expect(token.length).toBeGreaterThan(8);
   minted.push(token);
-  const expiry = /<!date\^(\d+)\^/.exec(JSON.stringify(call.args.blocks))?.[1];
+  const expiry = /<!date\^(\d+)\^/.exec(blocks)?.[1];
   const query =
     h.sandbox.control.log().find((e) => e.service === "relay" && e.method === "POST")?.query ?? {};
   return {
@@ -42,7 +49,7 @@ async function mint(values: Record<string, unknown>) {
     token,
     expiryMs: expiry ? Number(expiry) * 1000 : null,
     query,
-    text: JSON.stringify(call.args.blocks),
+    text: blocks,
   };
 }
 
@@ -70,8 +77,25 @@ describe("/onair token", () => {
     const m = await mint({ [T.duration]: "twoWeeks", [T.clientName]: "Lobby display" });
     expect(m.query.duration).toBeUndefined();
     near(m.expiryMs, Date.now() + 14 * DAY);
-    expect(m.call.args.user).toBe(USERS.admin);
+    expect((viewOf(m.call).title as { text: string }).text).toBe("Your relay token");
     expect(m.text).toContain("relay's admin page");
+  });
+
+  it("from a private channel the bot is not in: shown once, to the requester only", async () => {
+    // Real Slack answers channel_not_found to a post or an ephemeral there, and the emulator
+    // does too: the token must not depend on the channel the command was typed in.
+    const since = h.emulator.calls.length;
+    const m = await mint(
+      { [T.duration]: "day", [T.clientName]: "Planning kiosk" },
+      CHANNELS.planning,
+    );
+    const carrying = h.emulator.calls
+      .slice(since)
+      .filter((c) => JSON.stringify(c.args).includes(m.token));
+    expect(carrying).toHaveLength(1);
+    expect(isTokenModal(carrying[0] as CallRecord)).toBe(true);
+    const failed = h.emulator.calls.slice(since).filter((c) => !c.ok);
+    expect(failed.map((c) => `${c.method}: ${c.error}`)).toEqual([]);
   });
 
   it("1 day", async () => {
@@ -176,12 +200,13 @@ describe("/onair token", () => {
     const posts = h.emulator.calls.filter(
       (c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.audit,
     );
-    expect(
-      posts.some(
-        (c) =>
-          /Lobby display/.test(String(c.args.text)) && /ROLE_READONLY/.test(String(c.args.text)),
-      ),
-    ).toBe(true);
+    const line = posts
+      .map((c) => String(c.args.text))
+      .find((t) => /Lobby display/.test(t) && /ROLE_READONLY/.test(t));
+    expect(line).toBeDefined();
+    // The expiry as a Slack date (each reader sees it in their zone), never a raw ISO time.
+    expect(line).toMatch(/expires <!date\^\d+\^[^|>]+\|[^>]+>/);
+    expect(line).not.toMatch(/\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/);
   });
 });
 
@@ -223,24 +248,26 @@ describe("/onair tokens", () => {
     const call = await waitFor(
       h,
       (c) =>
-        c.method === "chat.postEphemeral" &&
-        String(c.args.text).startsWith(RELAY_ERROR_CATALOG.BadCredentialsException.userMessage),
+        c.method === "views.update" &&
+        JSON.stringify(viewOf(c).blocks).includes(
+          RELAY_ERROR_CATALOG.BadCredentialsException.userMessage,
+        ),
       since,
     );
     h.sandbox.control.clearFaults();
-    expect(call.args.user).toBe(USERS.admin);
+    expect(viewOf(call).callback_id).not.toBe(VIEWS.token);
   });
 });
 
 describe("secrets", () => {
   it("each token is in exactly one Slack call and nowhere in logs, audit or the raw store", async () => {
-    expect(minted.length).toBe(5);
+    expect(minted.length).toBe(6);
     const raw = JSON.stringify(await h.app.store.entries(""));
     const audit = JSON.stringify(await h.app.store.audit.list(TEAM, 1000));
     for (const t of minted) {
       const carrying = h.emulator.calls.filter((c) => JSON.stringify(c.args).includes(t));
-      expect(carrying.map((c) => c.method)).toEqual(["chat.postEphemeral"]);
-      expect(carrying[0]?.args.user).toBe(USERS.admin);
+      expect(carrying.map((c) => c.method)).toEqual(["views.update"]);
+      expect(carrying.every(isTokenModal)).toBe(true);
       expect(h.logs.some((l) => l.includes(t))).toBe(false);
       expect(audit).not.toContain(t);
       expect(raw).not.toContain(t);

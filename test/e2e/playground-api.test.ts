@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { type Playground, startPlayground } from "../../src/playground/runtime.ts";
+import type { Playground } from "../../src/playground/runtime.ts";
+import { startTestPlayground } from "../helpers/playground.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
 /** The page's JSON API against the real app in playground mode (no browser). */
@@ -29,22 +29,7 @@ let pg: Playground;
 const logs: string[] = [];
 
 function start(): Promise<Playground> {
-  return startPlayground({
-    config: loadConfig({
-      PORT: "0",
-      STORE_URL: `sqlite://${join(dir, "onair.sqlite")}`,
-      LOG_LEVEL: "debug",
-    }),
-    dataDir: dir,
-    host: "127.0.0.1",
-    retryPolicy: "fast",
-    logDestination: new Writable({
-      write(chunk, _enc, cb) {
-        logs.push(String(chunk));
-        cb();
-      },
-    }),
-  });
+  return startTestPlayground(dir, logs);
 }
 
 async function call(path: string, body?: unknown, method = body === undefined ? "GET" : "POST") {
@@ -79,6 +64,16 @@ describe("playground page API", () => {
     expect(await page.text()).toContain("<title>On Air");
     const js = await fetch(`${pg.app.origin}/playground/static/blocks.js`);
     expect(js.headers.get("content-type")).toContain("text/javascript");
+    // The view-state table and Slack's escaping come from the emulator package, byte for byte.
+    for (const name of ["view-state.js", "slash-text.js"]) {
+      const served = await fetch(`${pg.app.origin}/playground/static/${name}`);
+      expect(served.headers.get("content-type")).toContain("text/javascript");
+      const own = readFileSync(
+        createRequire(import.meta.url).resolve(`@onair/slack-emulator/${name}`),
+        "utf8",
+      );
+      expect(await served.text()).toBe(own);
+    }
     for (const bad of ["..%2Fapi.ts", "%2e%2e/runtime.ts", "nope.js"]) {
       const r = await fetch(`${pg.app.origin}/playground/static/${bad}`);
       expect(r.status).toBe(404);
@@ -154,6 +149,50 @@ describe("playground page API", () => {
     expect(huge.status).toBe(413);
     const get = await call("command");
     expect(get.status).toBe(405);
+  });
+
+  it("serves a shared file (the report's chart inline, the CSV as a download) and sends pasted join links to the app", async () => {
+    const bot = pg.emulator.botToken;
+    const api = async (method: string, args: Record<string, unknown>) => {
+      const res = await fetch(`${pg.emulator.apiUrl}${method}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${bot}`, "content-type": "application/json" },
+        body: JSON.stringify(args),
+      });
+      return (await res.json()) as Record<string, unknown>;
+    };
+    const bytes = Buffer.from("a,b\r\n1,2\r\n");
+    const url = await api("files.getUploadURLExternal", {
+      filename: "r.csv",
+      length: bytes.length,
+    });
+    expect(url.ok).toBe(true);
+    await fetch(String(url.upload_url), { method: "POST", body: bytes });
+    const done = await api("files.completeUploadExternal", {
+      files: [{ id: url.file_id, title: "Attendance (CSV)" }],
+      channel_id: EVENTS,
+    });
+    expect(done.ok).toBe(true);
+    const file = await fetch(`${pg.app.origin}/playground/api/file?id=${String(url.file_id)}`);
+    expect(file.status).toBe(200);
+    expect(file.headers.get("content-disposition")).toContain("attachment");
+    expect(await file.text()).toBe("a,b\r\n1,2\r\n");
+    expect((await call("file?id=FNOPE")).status).toBe(404);
+    const s = await state(ADMIN);
+    const shared = s.channels
+      .find((c) => c.id === EVENTS)
+      ?.messages.find((m) => JSON.stringify(m).includes(String(url.file_id)));
+    expect(shared).toBeDefined();
+
+    const since = pg.emulator.driver.deliveries.length;
+    const posted = await call("message", {
+      user: ADMIN,
+      channel: EVENTS,
+      text: "join https://live.sandbox.example.com/12345",
+    });
+    expect(posted.status).toBe(200);
+    const delivered = pg.emulator.driver.deliveries.slice(since);
+    expect(delivered.map((d) => [d.status, d.acked])).toEqual([[200, true]]);
   });
 
   it("proxies the sandbox's control API and passes its refusals on", async () => {

@@ -1,11 +1,12 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { Writable } from "node:stream";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadConfig } from "../../src/config.ts";
-import { type Playground, startPlayground } from "../../src/playground/runtime.ts";
+import { type Playground, SANDBOX_FILE } from "../../src/playground/runtime.ts";
+import { startTestPlayground } from "../helpers/playground.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
 /**
@@ -15,7 +16,10 @@ import { createSecretScanner } from "../helpers/secrets.ts";
  */
 
 const CHROMIUM = "/usr/bin/chromium";
-const SHOTS = resolve(import.meta.dirname, "../../test-results/playground");
+// `npm run screenshots` points this at docs/screenshots, the README's pictures.
+const SHOTS = resolve(
+  process.env.ONAIR_SCREENSHOTS ?? join(import.meta.dirname, "../../test-results/playground"),
+);
 const ADMIN = "U0ADA0ADMIN";
 const OMAR = "U0OMAR0ORG";
 const MEMBER = "U0MIA0MEMBER";
@@ -25,6 +29,8 @@ let pg: Playground;
 let context: BrowserContext;
 let page: Page;
 let eventId = "";
+/** Every run's secrets: the page and logs must hold none of them. */
+const secrets: string[] = [];
 const logs: string[] = [];
 const pageErrors: string[] = [];
 
@@ -42,28 +48,40 @@ async function run(command: string) {
   await composer.press("Enter");
 }
 
+let port = 0;
+
+/** A port free now (the runs below listen on it one after another). */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
+  const { port: p } = srv.address() as AddressInfo;
+  await new Promise<void>((r) => srv.close(() => r()));
+  return p;
+}
+
+function start(): Promise<Playground> {
+  // One port for every run, as `npm start` has: the sandbox's webhooks name it.
+  return startTestPlayground(dir, logs, port);
+}
+
+/** Stops the playground and starts it again on the same data directory, as `npm start` would. */
+async function restart(between?: () => void) {
+  secrets.push(...pg.secrets);
+  await pg.close();
+  between?.();
+  pg = await start();
+  await page.goto(`${pg.app.origin}/playground`);
+  await actAs(OMAR);
+}
+
 describe("playground in a browser", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "onair-pg-browser-"));
     // Only this run's screenshots: an old one must not pass for a new one.
     rmSync(SHOTS, { recursive: true, force: true });
     mkdirSync(SHOTS, { recursive: true });
-    pg = await startPlayground({
-      config: loadConfig({
-        PORT: "0",
-        STORE_URL: `sqlite://${join(dir, "onair.sqlite")}`,
-        LOG_LEVEL: "debug",
-      }),
-      dataDir: dir,
-      host: "127.0.0.1",
-      retryPolicy: "fast",
-      logDestination: new Writable({
-        write(chunk, _enc, cb) {
-          logs.push(String(chunk));
-          cb();
-        },
-      }),
-    });
+    port = await freePort();
+    pg = await start();
     context = await chromium.launchPersistentContext(join(dir, "chromium-profile"), {
       executablePath: CHROMIUM,
       headless: true,
@@ -183,7 +201,11 @@ describe("playground in a browser", () => {
     await page.click('[data-place="C0EVENTS"]');
     await run("/onair schedule");
     const modal = page.locator('[data-testid="modal"]');
-    await expect.poll(() => modal.locator('[data-block-id="ev_title"] input').count()).toBe(1);
+    // A placeholder first ("One moment…"); the form replaces it when the app's views.update
+    // lands, which on a loaded machine takes longer than expect.poll's default second.
+    await expect
+      .poll(() => modal.locator('[data-block-id="ev_title"] input').count(), { timeout: 10_000 })
+      .toBe(1);
     await modal.locator('[data-block-id="ev_title"] input').fill("Playground town hall");
     // A dispatched select and number input: the app answers with views.update (new preview),
     // and what was typed survives the update.
@@ -191,8 +213,8 @@ describe("playground in a browser", () => {
     const preview = modal.locator('[data-block-id="ev_preview"]');
     await expect.poll(() => preview.textContent()).toMatch(/how many times/i);
     const count = modal.locator('[data-block-id="ev_count"] input');
+    // The preview follows as the count is typed (on_character_entered), no Enter needed.
     await count.fill("3");
-    await count.press("Enter");
     await expect.poll(() => preview.textContent()).toMatch(/Next dates/);
     expect(await modal.locator('[data-block-id="ev_title"] input').inputValue()).toBe(
       "Playground town hall",
@@ -285,6 +307,36 @@ describe("playground in a browser", () => {
     await shot("08-live-panel-faults");
   });
 
+  it("the live panel shows the card's figures; a re-join counts once; Attendance answers in the channel", async () => {
+    await actAs(MEMBER);
+    await page.click('[data-place="C0EVENTS"]');
+    await page.selectOption('[data-testid="live-event"]', eventId);
+    const status = page.locator("#live-status");
+    // The panel's figures are the card's (29 here, 32 at the peak), not zeros.
+    await expect.poll(() => status.textContent()).toMatch(/now 29.*peak 32.*unique 32/);
+    // Grace is still here: joining her again is not a new attendee.
+    const log = page.locator('[data-testid="live-log"]');
+    await page.fill('[data-testid="live-names"]', "Grace Hopper");
+    await page.click("#live-join");
+    await expect
+      .poll(() => log.textContent())
+      .toMatch(/0 joined \(1 already here, not counted again\)/);
+    await page.fill('[data-testid="live-names"]', "Ada Lovelace");
+    await page.click("#live-join");
+    await expect
+      .poll(() => card().textContent(), { timeout: 15_000 })
+      .toMatch(/now 30 · peak 32 · unique 33(?!\d)/);
+    await expect.poll(() => status.textContent()).toMatch(/now 30.*peak 32.*unique 33/);
+    await shot("08b-live-panel-figures");
+
+    // Attendance: the answer shows in the channel, to the presser, not in the card's thread.
+    await card().locator(".bk-button", { hasText: "Attendance" }).click();
+    const answer = page.locator('#feed [data-testid="ephemeral"]').filter({ hasText: /unique/ });
+    await expect.poll(() => answer.count(), { timeout: 10_000 }).toBe(1);
+    expect(await answer.locator("text=Only visible to you").count()).toBe(1);
+    await shot("08c-attendance-in-channel");
+  });
+
   it("sends a card button as a block action: Edit opens the organizer's form, filled in", async () => {
     await actAs(OMAR);
     await page.click('[data-place="C0EVENTS"]');
@@ -296,6 +348,28 @@ describe("playground in a browser", () => {
     await shot("09-edit-from-card");
     await page.keyboard.press("Escape");
     await expect.poll(() => modal.count()).toBe(0);
+  });
+
+  it("sends the live card to another channel when /onair notify is typed with #channel", async () => {
+    // As the README says: typed in the composer, `#town` picked from the suggestions, so Slack
+    // sends `<#C0TOWNHALL|town-hall>` (should_escape), which the app must read as the channel.
+    await actAs(OMAR);
+    await page.click('[data-place="C0EVENTS"]');
+    const composer = page.locator('[data-testid="composer"]');
+    await composer.fill("");
+    await composer.pressSequentially(`/onair notify ${eventId} #town`);
+    const hints = page.locator('#main [data-testid="composer-hints"]');
+    await hints.locator(".hint", { hasText: "#town-hall" }).click();
+    await composer.press("Enter");
+    const done = page
+      .locator('[data-testid="ephemeral"]')
+      .filter({ hasText: "now go to" })
+      .filter({ hasText: "town-hall" });
+    await expect.poll(() => done.count(), { timeout: 10_000 }).toBe(1);
+    // The bot was not in #town-hall (a public channel): it joined, and the card is there.
+    await page.click('[data-place="C0TOWNHALL"]');
+    await expect.poll(() => card().count(), { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => card().textContent()).toMatch(/Live now|Getting ready|Not started/);
   });
 
   it("shows the App Home tab; its button opens a modal, which closes", async () => {
@@ -335,6 +409,57 @@ describe("playground in a browser", () => {
       .toBeGreaterThan(0);
     await shot("12-slack-calls");
     await page.click("#tab-live");
+  });
+
+  it("a 503 at submit brings the schedule form back with everything typed and the reason", async () => {
+    await actAs(OMAR);
+    await page.click('[data-place="C0EVENTS"]');
+    // The events service is about to fail once: set from the live panel's fault controls
+    // (opening the form asks it nothing; the submit's create meets the fault, and a create is
+    // never retried on a 503).
+    await page.click("#tab-live");
+    await page.selectOption("#fault-service", "events");
+    await page.fill("#fault-times", "1");
+    await page.click("#fault-add");
+    const log = page.locator('[data-testid="live-log"]');
+    await expect.poll(() => log.textContent()).toMatch(/next 1 events call\(s\) fail with 503/);
+    await run("/onair schedule");
+    const modal = page.locator('[data-testid="modal"]');
+    const title = modal.locator('[data-block-id="ev_title"] input');
+    await expect.poll(() => title.count(), { timeout: 10_000 }).toBe(1);
+    await title.fill("Second try town hall");
+    await modal
+      .locator('[data-block-id="ev_description"] textarea, [data-block-id="ev_description"] input')
+      .first()
+      .fill("Typed once");
+    const start = Date.now() + 3 * 86_400_000;
+    await modal.locator('[data-block-id="ev_start"] input').fill(wallTime(start, "Europe/Berlin"));
+    await modal
+      .locator('[data-block-id="ev_end"] input')
+      .fill(wallTime(start + 3_600_000, "Europe/Berlin"));
+    await modal.locator('[data-testid="modal-submit"]').click();
+    const note = modal.locator("text=Nothing was saved");
+    await expect.poll(() => note.count(), { timeout: 10_000 }).toBe(1);
+    expect(await note.textContent()).toMatch(/unavailable/);
+    expect(await modal.locator('[data-block-id="ev_title"] input').inputValue()).toBe(
+      "Second try town hall",
+    );
+    expect(
+      await modal
+        .locator(
+          '[data-block-id="ev_description"] textarea, [data-block-id="ev_description"] input',
+        )
+        .first()
+        .inputValue(),
+    ).toBe("Typed once");
+    await shot("11b-form-back-after-503");
+    // The service is back: Schedule again.
+    await modal.locator('[data-testid="modal-submit"]').click();
+    await expect.poll(() => modal.count(), { timeout: 10_000 }).toBe(0);
+    const done = page
+      .locator('[data-testid="ephemeral"]')
+      .filter({ hasText: "Second try town hall" });
+    await expect.poll(() => done.count(), { timeout: 10_000 }).toBeGreaterThan(0);
   });
 
   it("converts picker wall times and <!date> tokens in the viewer's zone, across DST changes", async () => {
@@ -392,12 +517,110 @@ describe("playground in a browser", () => {
     expect(out.tokyo).toBe("2030-01-16 2:05 AM");
   });
 
+  it("suggests channels and people in the composer and shows the text Slack will send", async () => {
+    await actAs(OMAR);
+    await page.click('[data-place="C0EVENTS"]');
+    const composer = page.locator('[data-testid="composer"]');
+    const hints = page.locator('#main [data-testid="composer-hints"]');
+    await composer.fill("");
+    await composer.pressSequentially("/onair help #ev");
+    await expect.poll(() => hints.locator(".hint").allTextContents()).toEqual(["#events"]);
+    await hints.locator(".hint", { hasText: "#events" }).click();
+    expect(await composer.inputValue()).toBe("/onair help #events ");
+    await composer.pressSequentially("@ke");
+    await expect
+      .poll(() => hints.locator(".hint").allTextContents())
+      .toEqual(["@kei (Kei Organizer)"]);
+    await hints.locator(".hint").first().click();
+    await composer.pressSequentially("Q&A");
+    await expect
+      .poll(() => page.locator('#main [data-testid="sends"]').textContent())
+      .toBe("Slack sends: help <#C0EVENTS|events> <@U0KEI0ORG|kei> Q&amp;A");
+    await composer.fill("");
+    // Subcommands: each with its arguments and what it does.
+    await composer.pressSequentially("/onair ed");
+    await expect
+      .poll(() => hints.locator(".hint").allTextContents())
+      .toEqual(["/onair edit <event> — change an event you organize"]);
+    await composer.fill("");
+  });
+
+  it("ends the event from the live panel: the attendance report lands in the card's thread", async () => {
+    await actAs(OMAR);
+    await page.click('[data-place="C0EVENTS"]');
+    await page.selectOption('[data-testid="live-event"]', eventId);
+    const log = page.locator('[data-testid="live-log"]');
+    // A later NOT_STARTED for an instance that had begun: the instance ended.
+    await page.click('[data-state="NOT_STARTED"]');
+    await expect.poll(() => log.textContent()).toMatch(/NOT_STARTED → 1 webhook delivery/);
+    await card().locator(".replies").click();
+    const thread = page.locator('[data-testid="thread"]');
+    // The chart inline and the CSV as a file, under the report's figures.
+    await expect
+      .poll(() => thread.locator('[data-testid="file-image"]').count(), { timeout: 20_000 })
+      .toBe(1);
+    await expect.poll(() => thread.locator('[data-testid="file"]').count()).toBe(1);
+    await expect.poll(() => thread.textContent()).toMatch(/[Pp]eak/);
+    await expect
+      .poll(() =>
+        thread
+          .locator("img.file-image")
+          .evaluate((img) => (img as { naturalWidth: number }).naturalWidth),
+      )
+      .toBeGreaterThan(0);
+    await shot("13-attendance-report");
+  });
+
+  it("after a restart, events the sandbox kept stay live; one it lost is marked gone", async () => {
+    // Restart on the same data/: the sandbox kept the event, so its card keeps its buttons.
+    await restart();
+    await actAs(OMAR);
+    await page.click('[data-place="C0EVENTS"]');
+    await expect.poll(() => card().locator(".bk-button", { hasText: "Edit" }).count()).toBe(1);
+    await page.selectOption('[data-testid="live-event"]', eventId);
+    const log = page.locator('[data-testid="live-log"]');
+    await page.click('[data-state="IN_EVENT"]');
+    await expect.poll(() => log.textContent()).toMatch(/IN_EVENT → 1 webhook delivery \(instance/);
+
+    // Restart again, the sandbox's file gone (a fresh clone's sandbox, or one wiped): the app
+    // finds at start that the service no longer has the event.
+    await restart(() => rmSync(join(dir, SANDBOX_FILE), { force: true }));
+    await page.click('[data-place="C0EVENTS"]');
+    await expect
+      .poll(() => card().textContent(), { timeout: 20_000 })
+      .toMatch(/Gone — the live events service no longer has this event/);
+    expect(await card().locator(".bk-button").count()).toBe(0);
+    // Its reminders are deleted from Slack; the live panel says it is gone.
+    await expect
+      .poll(() => page.locator('[data-testid="scheduled-count"]').count(), { timeout: 15_000 })
+      .toBe(0);
+    await page.selectOption('[data-testid="live-event"]', eventId);
+    await expect
+      .poll(() => page.locator('[data-testid="live-state"]').textContent())
+      .toMatch(/^GONE/);
+    await shot("13-gone-card");
+    // The cancel of a gone event says it is gone.
+    await run(`/onair cancel ${eventId}`);
+    const gone = page
+      .locator('[data-testid="ephemeral"], [data-testid="modal"]')
+      .filter({ hasText: "no longer has the event" });
+    await expect.poll(() => gone.count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    expect(await gone.first().textContent()).not.toMatch(/link/);
+    if ((await page.locator('[data-testid="modal"]').count()) > 0)
+      await page.keyboard.press("Escape");
+    // A drive of it fails, and the panel says so rather than showing it live.
+    await page.click("#tab-live");
+    await page.selectOption('[data-testid="live-event"]', eventId);
+    await page.click('[data-state="IN_EVENT"]');
+    await expect.poll(() => log.textContent()).toMatch(/no event/);
+  }, 60_000);
+
   it("runs no script errors and leaks no secret", async () => {
     expect(pageErrors).toEqual([]);
     const scanner = createSecretScanner();
     for (const line of logs) scanner.add("log", line);
     scanner.add("page", await page.content());
-    scanner.assertNoSecrets(pg.secrets);
+    scanner.assertNoSecrets([...secrets, ...pg.secrets]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { type AddressInfo, connect, createServer as createNetServer } from "node:net";
-import { subscribeChannel } from "../../src/live/lifecycle.ts";
+import { subscribeChannel } from "../../src/domain/subscriptions.ts";
 import { type Harness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { seedEvent } from "../helpers/live-fixtures.ts";
 

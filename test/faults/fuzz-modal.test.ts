@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { EVENT_FIELDS as F, TOKEN_FIELDS as T, VIEWS } from "../../src/slack/organizer/ids.ts";
+import { EVENT_FIELDS as F, TOKEN_FIELDS as T, VIEWS } from "../../src/ids.ts";
 import { commandOpensModal, future, HOUR } from "../e2e/organizer-helpers.ts";
 import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";

@@ -1,7 +1,7 @@
+import type { CallRecord } from "@onair/slack-emulator";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CallRecord } from "../../src/playground/emulator/server.ts";
-import { SUBCOMMANDS } from "../../src/slack/ids.ts";
+import { SUBCOMMANDS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 import { FULL, SEED } from "./fault-helpers.ts";

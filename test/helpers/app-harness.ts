@@ -3,11 +3,17 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import {
+  type RateLimits,
+  type SlackDriver,
+  type SlackEmulator,
+  startSlackEmulator,
+  type WorkspaceSeed,
+} from "@onair/slack-emulator";
 import { type OnAirApp, startApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import type { SlackDriver } from "../../src/playground/driver.ts";
-import { type SlackEmulator, startSlackEmulator } from "../../src/playground/emulator/server.ts";
 import type { Sandbox } from "../../src/sandbox/index.ts";
+import { botScopes } from "../../src/slack/scopes.ts";
 
 /** The seeded emulator workspace's people and channels, by role. */
 export const TEAM = "T0ONAIR";
@@ -22,6 +28,8 @@ export const CHANNELS = {
   events: "C0EVENTS",
   townHall: "C0TOWNHALL",
   audit: "C0AUDIT",
+  /** Private, and the bot is not in it: it does not exist for the bot. */
+  planning: "C0PLANNING",
 } as const;
 
 export interface Harness {
@@ -38,6 +46,8 @@ export interface Harness {
 }
 
 export interface HarnessOptions {
+  /** Where the live engine runs (default: its own thread, as in production). */
+  liveEngine?: "thread" | "inline";
   /** Default: a fresh SQLite file in a temp dir. */
   storeUrl?: string;
   /** OAuth mode (no bot token): install through the emulator's authorize page. */
@@ -45,8 +55,12 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   /** Key prefix in a shared store (Redis, Postgres), so parallel test files never collide. */
   storeNamespace?: string;
-  /** The bot token's scopes (an install that granted fewer); default: every one. */
+  /** The bot token's scopes (an install that granted fewer); default: the manifest's. */
   botScopes?: readonly string[];
+  /** The emulated workspace (people, channels, groups); default: the emulator's seed. */
+  seed?: Omit<WorkspaceSeed, "botScopes">;
+  /** Slack's rate limits; default the emulator's (tiers and the per-channel rate on). */
+  rateLimits?: RateLimits | false;
 }
 
 /**
@@ -56,9 +70,12 @@ export interface HarnessOptions {
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const signingSecret = randomBytes(16).toString("hex");
   const encryptionKey = randomBytes(32).toString("base64");
+  // The installation holds exactly the scopes it was given: the manifest's, unless a test
+  // asks for an install that granted fewer.
   const emulator = await startSlackEmulator({
     signingSecret,
-    ...(options.botScopes ? { seed: { botScopes: options.botScopes } } : {}),
+    seed: { ...options.seed, botScopes: options.botScopes ?? botScopes() },
+    ...(options.rateLimits !== undefined && { rateLimits: options.rateLimits }),
   });
   const dir = mkdtempSync(join(tmpdir(), "onair-test-"));
   const storeUrl = options.storeUrl ?? `sqlite://${join(dir, "onair.sqlite")}`;
@@ -69,6 +86,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     STORE_URL: storeUrl,
     ONAIR_ENCRYPTION_KEY: encryptionKey,
     LOG_LEVEL: "debug",
+    // The embedded sandbox stands in for both upstream services.
+    ONAIR_SANDBOX: "1",
     ...(options.oauth
       ? {
           SLACK_CLIENT_ID: emulator.clientId,
@@ -92,6 +111,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     host: "127.0.0.1",
     dataDir: dir,
     ...(options.storeNamespace ? { storeNamespace: options.storeNamespace } : {}),
+    ...(options.liveEngine ? { liveEngine: options.liveEngine } : {}),
   });
   emulator.setAppUrl(app.origin);
   const secrets = [signingSecret, emulator.botToken, emulator.clientSecret, encryptionKey];
@@ -105,8 +125,28 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     secrets,
     async close() {
       await app.close();
+      const pings = unintendedPings(emulator);
       await emulator.close();
       rmSync(dir, { recursive: true, force: true });
+      // Every suite on the harness: the app pinged nobody it did not mean to (its DMs notify
+      // their one reader, which is the point of them; nothing else it posts may ping).
+      if (pings.length > 0) {
+        throw new Error(`the app's messages would ping people: ${JSON.stringify(pings)}`);
+      }
     },
   };
+}
+
+/** Notifications from the app's messages other than its DMs to their reader. */
+export function unintendedPings(emulator: SlackEmulator): unknown[] {
+  const bot = emulator.workspace.app.botUserId;
+  return emulator.notifications
+    .filter((n) => n.author === bot && n.notified && n.kind !== "dm")
+    .map((n) => ({
+      via: n.via,
+      channel: n.channel,
+      kind: n.kind,
+      target: n.target,
+      users: n.users,
+    }));
 }

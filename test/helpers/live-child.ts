@@ -8,6 +8,8 @@ import { loadConfig } from "../../src/config.ts";
 const app = await startApp({
   config: loadConfig(process.env),
   retryPolicy: "fast",
+  // Benchmarks compare the engine in its own thread with the engine inline.
+  ...(process.env.ONAIR_TEST_LIVE_ENGINE === "inline" ? { liveEngine: "inline" as const } : {}),
   host: "127.0.0.1",
 });
 process.stdout.write(`ONAIR_READY ${app.origin}\n`);

@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import type { CallRecord } from "@onair/slack-emulator";
 import type { Deps } from "../../src/deps.ts";
-import type { CallRecord } from "../../src/playground/emulator/server.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { DEFAULT_SETTINGS, type Store } from "../../src/store/index.ts";
 
@@ -144,8 +144,19 @@ export function childAppEnv(opts: {
 
 const CHILD = fileURLToPath(new URL("./live-child.ts", import.meta.url));
 
-export async function spawnApp(env: Record<string, string>): Promise<ChildApp> {
-  const proc = spawn(process.execPath, ["--import", "tsx", CHILD], {
+const DIST_MAIN = fileURLToPath(new URL("../../dist/main.js", import.meta.url));
+
+/**
+ * The app in a child process. `compiled` runs the production build (`node dist/main.js`, after
+ * `npm run build`) instead of the sources through tsx, as the benchmarks' RSS rows can ask.
+ */
+export async function spawnApp(
+  env: Record<string, string>,
+  opts: { compiled?: boolean } = {},
+): Promise<ChildApp> {
+  const args = opts.compiled ? ["--enable-source-maps", DIST_MAIN] : ["--import", "tsx", CHILD];
+  const ready = opts.compiled ? /serving Slack on port (\d+)/ : /ONAIR_READY (\S+)/;
+  const proc = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? "", ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -154,17 +165,18 @@ export async function spawnApp(env: Record<string, string>): Promise<ChildApp> {
   const origin = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`child did not start: ${output.join("")}`)),
-      20_000,
+      // A cold start compiles the app twice (the main thread and the live engine's thread).
+      40_000,
     );
     let buf = "";
     proc.stdout?.on("data", (d: Buffer) => {
       const s = String(d);
       output.push(s);
       buf += s;
-      const m = /ONAIR_READY (\S+)/.exec(buf);
+      const m = ready.exec(buf);
       if (m?.[1]) {
         clearTimeout(timer);
-        resolve(m[1]);
+        resolve(opts.compiled ? `http://127.0.0.1:${m[1]}` : m[1]);
       }
     });
     proc.stderr?.on("data", (d: Buffer) => output.push(String(d)));

@@ -5,14 +5,16 @@ import { createServer, request } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
 import { expect } from "vitest";
-import { type SlackEmulator, startSlackEmulator } from "../../src/playground/emulator/server.ts";
+import { liveRepo, loadEventLive, sessionsRepo } from "../../src/live/live-record.ts";
 import {
   type AttendeesResult,
   type SandboxServer,
   startSandboxServer,
 } from "../../src/sandbox/index.ts";
-import { createCipher, openStore } from "../../src/store/index.ts";
+import { botScopes } from "../../src/slack/scopes.ts";
+import { createCipher, openStore, type Store } from "../../src/store/index.ts";
 import { CHANNELS, TEAM, USERS } from "./app-harness.ts";
 import {
   type ChildApp,
@@ -34,6 +36,8 @@ export interface LiveStage {
   readonly emulator: SlackEmulator;
   readonly sandbox: SandboxServer;
   readonly event: SeededEvent;
+  /** `event` and any `moreTitles` seeded beside it, in that order. */
+  readonly events: SeededEvent[];
   readonly signingSecret: string;
   /** The store's encryption key. */
   readonly key: Buffer;
@@ -47,10 +51,16 @@ export interface LiveStage {
   }): Record<string, string>;
   /** Spawns a child and keeps it for close(). */
   spawn(env: Record<string, string>): Promise<ChildApp>;
-  /** Subscribes the events channel to the event through the app at `origin`; the card's ts. */
-  notify(origin: string): Promise<string>;
+  /** Subscribes the events channel to the event (default: the first) through the app at `origin`; the card's ts. */
+  notify(origin: string, event?: SeededEvent): Promise<string>;
   /** The events channel as the tests read it: the card `ts` and its thread. */
   view(ts: string): ChannelView;
+  /**
+   * Waits until the app has applied `count` attendees of the event (default: the first) to its
+   * stored figures, whatever Slack has been told yet: an acknowledged message is applied later,
+   * by the live engine, and on a loaded machine noticeably later.
+   */
+  waitApplied(count: number, which?: SeededEvent): Promise<void>;
   /** Stops the children, the emulator and the sandbox, and removes the temporary store. */
   close(): Promise<void>;
 }
@@ -72,8 +82,12 @@ export interface ChannelView {
  */
 export async function startLiveStage(opts: {
   title: string;
+  /** More events to seed beside the first (for several events in one channel). */
+  moreTitles?: readonly string[];
   storeUrl?: string;
   tmpPrefix?: string;
+  /** The emulator's own clock (its rate buckets run on it). */
+  emulatorNow?: () => number;
 }): Promise<LiveStage> {
   const signingSecret = randomBytes(16).toString("hex");
   const key = randomBytes(32);
@@ -82,15 +96,25 @@ export async function startLiveStage(opts: {
       ? mkdtempSync(join(tmpdir(), opts.tmpPrefix ?? "onair-live-stage-"))
       : undefined;
   const storeUrl = opts.storeUrl ?? `sqlite://${join(dir ?? "", "onair.sqlite")}`;
-  const emulator = await startSlackEmulator({ signingSecret });
+  const emulator = await startSlackEmulator({
+    signingSecret,
+    seed: { botScopes: botScopes() },
+    ...(opts.emulatorNow ? { now: opts.emulatorNow } : {}),
+  });
   const sandbox = await startSandboxServer();
   const store = await openStore(storeUrl, { cipher: createCipher(key) });
-  const event = await seedExternal(store, {
-    team: TEAM,
-    organizer: USERS.omar,
-    eventsBaseUrl: sandbox.eventsBaseUrl,
-    title: opts.title,
-  });
+  const events: SeededEvent[] = [];
+  for (const title of [opts.title, ...(opts.moreTitles ?? [])]) {
+    events.push(
+      await seedExternal(store, {
+        team: TEAM,
+        organizer: USERS.omar,
+        eventsBaseUrl: sandbox.eventsBaseUrl,
+        title,
+      }),
+    );
+  }
+  const event = events[0] as SeededEvent;
   await store.close();
   const children: ChildApp[] = [];
 
@@ -114,10 +138,28 @@ export async function startLiveStage(opts: {
     };
   };
 
+  let reader: Store | undefined;
+  const waitApplied = async (count: number, which = event): Promise<void> => {
+    reader ??= await openStore(storeUrl, { cipher: createCipher(key) });
+    const r = reader;
+    const lives = r.repository(liveRepo);
+    const sessions = r.repository(sessionsRepo);
+    await eventually(
+      async () => {
+        const { live } = await loadEventLive(lives, sessions, TEAM, which.eventId);
+        return (live.current()?.sessions.size ?? 0) >= count ? true : undefined;
+      },
+      `${count} attendees applied`,
+      30_000,
+    );
+  };
+
   return {
     emulator,
     sandbox,
     event,
+    events,
+    waitApplied,
     signingSecret,
     key,
     children,
@@ -138,24 +180,29 @@ export async function startLiveStage(opts: {
       children.push(child);
       return child;
     },
-    async notify(origin) {
+    async notify(origin, which = event) {
       emulator.setAppUrl(origin);
       await emulator.driver.slashCommand({
         user: USERS.omar,
         channel: CHANNELS.events,
-        text: `notify ${event.eventId} <#${CHANNELS.events}|events>`,
+        text: `notify ${which.eventId} <#${CHANNELS.events}|events>`,
+        // Already in the form Slack sends (should_escape), not as typed.
+        escaped: true,
       });
       return eventually(
         () =>
           emulator.workspace
             .topLevel(CHANNELS.events)
-            .find((m) => JSON.stringify(m.blocks ?? "").includes(event.title))?.ts,
+            .find((m) => JSON.stringify(m.blocks ?? "").includes(which.title))?.ts,
         "the card",
+        // A child just started posts its first card after its engine thread has started too.
+        30_000,
       );
     },
     view,
     async close() {
       for (const c of children) await c.stop().catch(() => undefined);
+      await reader?.close().catch(() => undefined);
       await emulator.close();
       await sandbox.close();
       if (dir) rmSync(dir, { recursive: true, force: true });

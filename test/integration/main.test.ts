@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
@@ -6,72 +5,21 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
-import { startSlackEmulator } from "../../src/playground/emulator/server.ts";
+import { startSlackEmulator } from "@onair/slack-emulator";
+import { describe, expect, it } from "vitest";
+import { botScopes } from "../../src/slack/scopes.ts";
+import { runMain, tempDir } from "../helpers/main-process.ts";
 
 /**
  * `npm start`'s entry, as a user runs it: a child process in an empty directory with an empty
  * environment (only PATH and the port), no Slack credentials → the playground.
  */
 
-const ROOT = resolve(import.meta.dirname, "../..");
-// tsx's loader in this process's node, as `npm start` runs it, without the CLI's extra process.
-const TSX_LOADER = pathToFileURL(join(ROOT, "node_modules/tsx/dist/esm/index.mjs")).href;
-const MAIN = join(ROOT, "src/main.ts");
-
-const children: ChildProcess[] = [];
-const dirs: string[] = [];
-
-afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function run(env: Record<string, string>, cwd: string) {
-  const child = spawn(process.execPath, ["--import", TSX_LOADER, MAIN], {
-    cwd,
-    env: { PATH: process.env.PATH ?? "", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  children.push(child);
-  let out = "";
-  let err = "";
-  child.stdout.on("data", (d) => {
-    out += String(d);
-  });
-  child.stderr.on("data", (d) => {
-    err += String(d);
-  });
-  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
-  return {
-    child,
-    exited,
-    out: () => out,
-    err: () => err,
-    async waitFor(re: RegExp, ms = 15_000): Promise<RegExpExecArray> {
-      const until = Date.now() + ms;
-      for (;;) {
-        const m = re.exec(out);
-        if (m) return m;
-        if (child.exitCode !== null || Date.now() > until) {
-          throw new Error(`no ${re} in stdout; stdout: ${out}\nstderr: ${err}`);
-        }
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    },
-  };
-}
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), "onair-main-"));
-  dirs.push(d);
-  return d;
-}
-
-describe("npm start (src/main.ts)", () => {
+// Each test starts `npm start`'s entry cold (tsx compiles the app): a loaded machine needs time.
+describe("npm start (src/main.ts)", { timeout: 60_000 }, () => {
   it("with an empty environment starts the playground, prints its URL and serves it; SIGTERM exits 0", async () => {
     const cwd = tempDir();
-    const p = run({ PORT: "0", LOG_LEVEL: "warn" }, cwd);
+    const p = runMain({ PORT: "0", LOG_LEVEL: "warn" }, cwd);
     const m = await p.waitFor(/open (http:\/\/localhost:(\d+)\/playground)/);
     const url = m[1] as string;
     const origin = new URL(url).origin;
@@ -98,14 +46,18 @@ describe("npm start (src/main.ts)", () => {
   });
 
   it("with Slack credentials serves Slack, and no playground", async () => {
-    const emulator = await startSlackEmulator({ signingSecret: "a-signing-secret-for-tests" });
+    const emulator = await startSlackEmulator({
+      signingSecret: "a-signing-secret-for-tests",
+      seed: { botScopes: botScopes() },
+    });
     try {
       const cwd = tempDir();
-      const p = run(
+      const p = runMain(
         {
           PORT: "0",
           LOG_LEVEL: "warn",
           SLACK_BOT_TOKEN: emulator.botToken,
+          ONAIR_SANDBOX: "1",
           SLACK_SIGNING_SECRET: "a-signing-secret-for-tests",
           SLACK_API_URL: emulator.apiUrl,
           ONAIR_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
@@ -130,7 +82,7 @@ describe("npm start (src/main.ts)", () => {
 
   it("a bad variable stops it with exit 1 and one line naming the variable", async () => {
     const cwd = tempDir();
-    const p = run({ PORT: "0", STORE_URL: "ftp://nowhere" }, cwd);
+    const p = runMain({ PORT: "0", STORE_URL: "ftp://nowhere" }, cwd);
     expect(await p.exited).toBe(1);
     const lines = p.err().trim().split("\n");
     expect(lines).toHaveLength(1);
@@ -143,7 +95,7 @@ describe("npm start (src/main.ts)", () => {
     await new Promise<void>((done) => busy.listen(0, "0.0.0.0", done));
     try {
       const port = (busy.address() as AddressInfo).port;
-      const p = run({ PORT: String(port), LOG_LEVEL: "silent" }, tempDir());
+      const p = runMain({ PORT: String(port), LOG_LEVEL: "silent" }, tempDir());
       expect(await p.exited).toBe(1);
       const lines = p.err().trim().split("\n");
       expect(lines).toHaveLength(1);
@@ -157,11 +109,11 @@ describe("npm start (src/main.ts)", () => {
     const cwd = tempDir();
     const { writeFileSync } = await import("node:fs");
     writeFileSync(join(cwd, ".env"), "LOG_LEVEL=loud\nPORT=0\n");
-    const bad = run({}, cwd);
+    const bad = runMain({}, cwd);
     expect(await bad.exited).toBe(1);
     expect(bad.err().trim()).toMatch(/^onair: .*LOG_LEVEL/);
 
-    const good = run({ LOG_LEVEL: "warn" }, cwd);
+    const good = runMain({ LOG_LEVEL: "warn" }, cwd);
     await good.waitFor(/open http:\/\/localhost:\d+\/playground/);
     good.child.kill("SIGINT");
     expect(await good.exited).toBe(0);

@@ -293,6 +293,35 @@ describe("sandbox control: ATTENDEE_INFO", () => {
     expect((await e.get()).activeAttendeeCount).toBe(3);
   });
 
+  it("a present attendee who joins again is the same attendee: not joined twice, nothing delivered", async () => {
+    const e = await scheduledEvent("rejoin@example.com", { method: "POST" });
+    const first = (await (
+      await post(`/events/${e.id}/attendees`, { join: [{ name: "Grace" }, { name: "Linus" }] })
+    ).json()) as AttendeesResult;
+    expect(first).toMatchObject({ delivered: 2, activeAttendeeCount: 2, alreadyPresent: [] });
+    receiver.received.length = 0;
+    const again = (await (
+      await post(`/events/${e.id}/attendees`, {
+        join: [{ name: "Grace" }, { name: "Grace" }, { name: "Grace", email: "g@example.com" }],
+      })
+    ).json()) as AttendeesResult;
+    // Grace is here already; Grace with an e-mail is someone else, joined once.
+    expect(again.alreadyPresent.map((a) => a.endpointGuid)).toEqual([
+      first.joined[0]!.endpointGuid,
+      first.joined[0]!.endpointGuid,
+    ]);
+    expect(again.joined.map((a) => a.email)).toEqual(["g@example.com"]);
+    expect(again).toMatchObject({ delivered: 1, activeAttendeeCount: 3 });
+    expect(receiver.received).toHaveLength(1);
+    // After she leaves, Grace joining again is a new session.
+    await post(`/events/${e.id}/attendees`, { leave: [first.joined[0]!.endpointGuid] });
+    const back = (await (
+      await post(`/events/${e.id}/attendees`, { join: [{ name: "Grace" }] })
+    ).json()) as AttendeesResult;
+    expect(back).toMatchObject({ alreadyPresent: [], activeAttendeeCount: 3 });
+    expect(back.joined).toHaveLength(1);
+  });
+
   it("with concurrency 1 an event's deliveries arrive in order, across calls too", async () => {
     const e = await scheduledEvent("order@example.com", { method: "POST" });
     const calls = [
@@ -367,7 +396,7 @@ describe("sandbox control: ATTENDEE_INFO", () => {
       lean.closeAllConnections();
       await new Promise<void>((r) => lean.close(() => r()));
     }
-  });
+  }, 60_000);
 
   it("a new instanceId starts attendance from zero", async () => {
     const e = await scheduledEvent("instances@example.com", undefined);

@@ -1,11 +1,11 @@
 import { randomBytes } from "node:crypto";
 import { request as httpRequest } from "node:http";
 import { connect } from "node:net";
+import { signSlackRequest } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
-import { SLACK_BODY_LIMIT } from "../../src/http/server.ts";
-import { signSlackRequest } from "../../src/playground/driver.ts";
+import { SLACK_BODY_LIMIT } from "../../src/http/handlers/slack.ts";
 import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
@@ -254,6 +254,7 @@ describe("starting the app", () => {
       PORT: "0",
       SLACK_SIGNING_SECRET: randomBytes(16).toString("hex"),
       SLACK_BOT_TOKEN: "xoxb-test-token",
+      ONAIR_SANDBOX: "1",
       STORE_URL: "memory://core-server-start",
       ONAIR_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
       LOG_LEVEL: "silent",

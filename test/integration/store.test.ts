@@ -23,9 +23,11 @@ import {
   type Subscription,
   webhookSecretMatches,
 } from "../../src/store/index.ts";
+import { installationFor } from "../helpers/store-fixtures.ts";
 
 /**
- * One suite, run against every backend. Redis and Postgres come from TEST_REDIS_URL and
+ * One suite, run against every backend (longer than 400 lines for that reason: every backend
+ * gets the same tests from one place; backend-specific ones live in store-*.test.ts). Redis and Postgres come from TEST_REDIS_URL and
  * TEST_POSTGRES_URL; unset, their suites are skipped unless ONAIR_REQUIRE_SERVICES=1.
  * Every test opens its stores under a fresh namespace, so files and tests never collide.
  */
@@ -214,25 +216,8 @@ const SECRETS = [
   WEBHOOK_SECRET,
 ];
 
-function installation(team: string): Installation {
-  return {
-    team: { id: team, name: `Team ${team}` },
-    enterprise: undefined,
-    user: { id: "U0ADMIN", token: USER_TOKEN, refreshToken: REFRESH, scopes: ["chat:write"] },
-    bot: {
-      token: BOT_TOKEN,
-      refreshToken: REFRESH,
-      expiresAt: 1_900_000_000,
-      scopes: ["commands", "chat:write"],
-      id: "B01",
-      userId: "U0BOT",
-    },
-    appId: "A01",
-    tokenType: "bot",
-    isEnterpriseInstall: false,
-    authVersion: "v2",
-  };
-}
+const installation = (team: string): Installation =>
+  installationFor(team, { bot: BOT_TOKEN, user: USER_TOKEN, refresh: REFRESH });
 
 function settings(): Settings {
   return {
@@ -350,13 +335,23 @@ for (const backend of BACKENDS) {
     async function fresh(): Promise<{ store: Store; url: string; ns: string }> {
       const url = backend.url!();
       const ns = `t${randomUUID().replaceAll("-", "").slice(0, 12)}`;
-      const store = await openStore(url, { cipher, namespace: ns, sweepIntervalMs: 0 });
+      const store = await openStore(url, {
+        cipher,
+        namespace: ns,
+        sweepIntervalMs: 0,
+        repositories: [widgetRepo],
+      });
       opened.push(store);
       memoryStores.set(ns, store);
       return { store, url, ns };
     }
     async function another(url: string, ns: string): Promise<Store> {
-      const s = await openStore(url, { cipher, namespace: ns, sweepIntervalMs: 0 });
+      const s = await openStore(url, {
+        cipher,
+        namespace: ns,
+        sweepIntervalMs: 0,
+        repositories: [widgetRepo],
+      });
       opened.push(s);
       return s;
     }
@@ -432,6 +427,59 @@ for (const backend of BACKENDS) {
       expect(await store.keys("user:T1:")).toEqual([]);
       expect(await store.get("user:T10:a")).toBe(2);
       expect(await store.deleteMany(["user:T10:a", "user:T", "user:none"])).toBe(2);
+    });
+
+    it("keeps the last of many writes to one key issued turn after turn, and reads its own writes", async () => {
+      const { store } = await fresh();
+      const writes: Array<Promise<void>> = [];
+      for (let i = 0; i < 40; i++) {
+        // Each in a group of its own while earlier ones may still be in flight.
+        writes.push(store.set("k:last", i));
+        await new Promise((r) => setImmediate(r));
+      }
+      await Promise.all(writes);
+      expect(await store.get("k:last")).toBe(39);
+      expect(store.pendingWrites()).toBe(0);
+      // A delete issued right behind a write lands after it.
+      const w = store.set("k:gone", 1);
+      expect(await store.delete("k:gone")).toBe(true);
+      await w;
+      expect(await store.get("k:gone")).toBeUndefined();
+    });
+
+    it("lists what it holds after deletes and expiry, with unrelated keys around", async () => {
+      const { store } = await fresh();
+      const pad = (i: number) => String(i).padStart(2, "0");
+      // Keys that share the start of the listed prefix but are not under it.
+      await Promise.all([
+        ...Array.from({ length: 300 }, (_, i) =>
+          store.set([`ev:T1x:${i}`, `evx:${i}`, `e:${i}`][i % 3]!, i),
+        ),
+        ...Array.from({ length: 20 }, (_, i) => store.set(`ev:T1:${pad(i)}`, i)),
+      ]);
+      await store.set("ev:T1:zz-ttl", "gone soon", 40);
+      expect(await store.delete("ev:T1:03")).toBe(true);
+      expect(await store.deleteMany(["ev:T1:04", "ev:T1:05", "ev:T1:none"])).toBe(2);
+      expect(await store.deletePrefix("ev:T1:1")).toBe(10);
+      await sleep(80);
+      const left = [0, 1, 2, 6, 7, 8, 9].map((i) => `ev:T1:${pad(i)}`);
+      expect(await store.keys("ev:T1:")).toEqual(left);
+      await store.sweepExpired();
+      expect(await store.entries("ev:T1:", { reverse: true, limit: 2 })).toEqual([
+        ["ev:T1:09", 9],
+        ["ev:T1:08", 8],
+      ]);
+      // Written again after its delete, a key is listed again.
+      await store.set("ev:T1:03", "back");
+      expect(await store.keys("ev:T1:0")).toEqual([
+        "ev:T1:00",
+        "ev:T1:01",
+        "ev:T1:02",
+        "ev:T1:03",
+        ...left.slice(3),
+      ]);
+      expect(await store.keys("ev:T1x:")).toHaveLength(100);
+      expect(await store.keys("e")).toHaveLength(300 + left.length + 1);
     });
 
     it("round-trips every repository", async () => {
@@ -572,6 +620,27 @@ for (const backend of BACKENDS) {
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await store.claimOnce("claim:a", 10_000)).toBe(false);
       expect(await other.claimOnce("claim:b", 10_000)).toBe(true);
+    });
+
+    it("update is a compare-and-set: of concurrent increments, exactly those that wrote count", async () => {
+      const { store, url, ns } = await fresh();
+      const other = await another(url, ns);
+      await store.set("cas:n", { n: 0 }, 60_000);
+      const wrote = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          (i % 2 ? other : store).update<{ n: number }>("cas:n", (v) => ({
+            value: { n: v.n + 1 },
+            ttlMs: 60_000,
+          })),
+        ),
+      );
+      const won = wrote.filter(Boolean).length;
+      expect(won).toBeGreaterThanOrEqual(1);
+      // A lost update would leave n below the number of writes that reported success.
+      expect(await store.get("cas:n")).toEqual({ n: won });
+      expect(await store.update("cas:missing", () => ({ value: 1 }))).toBe(false);
+      expect(await store.update("cas:n", () => undefined)).toBe(false);
+      expect(await store.keys("cas:")).toEqual(["cas:n"]);
     });
 
     it("claimOnce: an expired claim can be claimed again, once", async () => {

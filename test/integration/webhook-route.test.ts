@@ -287,6 +287,43 @@ describe("POST /webhooks/events/:id against a hostile corpus", () => {
     expect(Object.prototype).not.toHaveProperty("polluted");
   });
 
+  it("answers by the path the URL parser sees, whatever form the request target takes", async () => {
+    // Sent byte for byte (no client-side normalisation): the route's fast path takes only
+    // targets the parser would leave alone; the others must still get today's answers.
+    const raw = (path: string, method = "POST") =>
+      new Promise<number>((resolve, reject) => {
+        const u = new URL(h.app.origin);
+        const req = request(
+          { host: u.hostname, port: u.port, path, method, headers: JSON_HEADERS, agent: false },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.statusCode ?? 0));
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify(stateMessage()));
+      });
+    const cases: Array<[string, number]> = [
+      [`/webhooks/events/${SUB}`, 204],
+      [`/webhooks/events/${SUB}?from=upstream&x=%2F`, 204],
+      [`/webhooks/events/elsewhere/../${SUB}`, 204],
+      [`/webhooks/events/./${SUB}`, 204],
+      [`/webhooks/events/${SUB}/`, 404],
+      [`/webhooks/events/${SUB}\\`, 404],
+      [`/webhooks/events/%${SUB.charCodeAt(0).toString(16)}${SUB.slice(1)}`, 404],
+      [`/webhooks/events/${SUB}/extra`, 404],
+      [`/webhooks/events/`, 404],
+      [`/webhooks/events/${"a".repeat(65)}`, 404],
+    ];
+    for (const [path, status] of cases) expect(await raw(path), path).toBe(status);
+    expect(await raw(`/webhooks/events/${SUB}`, "GET")).toBe(405);
+    const metrics = await (await fetch(new URL("/metrics", h.app.origin))).text();
+    expect(metrics).toMatch(
+      /onair_http_requests_total\{route="\/webhooks\/events\/:id",status="204"\} \d+/,
+    );
+    expect(metrics).not.toContain(SUB);
+  });
+
   it("stays up and serves afterwards", async () => {
     const health = await fetch(new URL("/healthz", h.app.origin));
     expect(health.status).toBe(200);

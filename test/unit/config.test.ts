@@ -6,6 +6,8 @@ const slackEnv = {
   SLACK_BOT_TOKEN: "xoxb-1-2-3",
   SLACK_SIGNING_SECRET: "s3cr3t-signing",
   ONAIR_ENCRYPTION_KEY: KEY,
+  RELAY_BASE_URL: "https://relay.example.com",
+  EVENTS_BASE_URL: "https://events.example.com",
 };
 
 function problem(env: Record<string, string>): ConfigError {
@@ -26,7 +28,11 @@ describe("loadConfig", () => {
     expect(c.publicUrl).toBe("http://localhost:3000");
     expect(c.store).toEqual({ url: "sqlite://data/onair.sqlite", kind: "sqlite" });
     expect(c.encryptionKey).toBeUndefined();
-    expect(c.upstream).toEqual({ relayBaseUrl: undefined, eventsBaseUrl: undefined });
+    expect(c.upstream).toEqual({
+      relayBaseUrl: undefined,
+      eventsBaseUrl: undefined,
+      sandbox: true,
+    });
     expect(c.logLevel).toBe("info");
     expect(c.slack.apiUrl).toBeUndefined();
   });
@@ -52,10 +58,24 @@ describe("loadConfig", () => {
       SLACK_STATE_SECRET: "ss",
       SLACK_SIGNING_SECRET: "s3cr3t-signing",
       ONAIR_ENCRYPTION_KEY: KEY,
+      ONAIR_SANDBOX: "1",
     });
     expect(c.mode).toBe("slack");
     expect(c.slack.oauth).toEqual({ clientId: "1.2", clientSecret: "cs", stateSecret: "ss" });
     expect(c.encryptionKey?.length).toBe(32);
+  });
+
+  it("with Slack credentials serves the sandbox only when ONAIR_SANDBOX=1 asks for it", () => {
+    const { RELAY_BASE_URL: _r, EVENTS_BASE_URL: _e, ...noUpstream } = slackEnv;
+    const refused = problem(noUpstream);
+    expect(refused.variable).toBe("RELAY_BASE_URL");
+    expect(refused.message).toMatch(/RELAY_BASE_URL and EVENTS_BASE_URL.*ONAIR_SANDBOX=1/);
+    expect(problem({ ...noUpstream, RELAY_BASE_URL: "https://relay.example.com" }).variable).toBe(
+      "EVENTS_BASE_URL",
+    );
+    expect(loadConfig({ ...noUpstream, ONAIR_SANDBOX: "1" }).upstream.sandbox).toBe(true);
+    expect(loadConfig(slackEnv).upstream.sandbox).toBe(false);
+    expect(problem({ ...slackEnv, ONAIR_SANDBOX: "yes" }).variable).toBe("ONAIR_SANDBOX");
   });
 
   it("keeps SLACK_API_URL with one trailing slash", () => {
@@ -79,6 +99,8 @@ describe("loadConfig", () => {
     ["LOG_LEVEL", { LOG_LEVEL: "loud" }],
     ["ONAIR_ENCRYPTION_KEY", { ONAIR_ENCRYPTION_KEY: "c2hvcnQ=" }],
     ["ONAIR_ENCRYPTION_KEY", { ONAIR_ENCRYPTION_KEY: "not base64!!" }],
+    ["ONAIR_ENCRYPTION_KEY_PREVIOUS", { ...slackEnv, ONAIR_ENCRYPTION_KEY_PREVIOUS: "c2hvcnQ=" }],
+    ["ONAIR_ENCRYPTION_KEY_PREVIOUS", { ...slackEnv, ONAIR_ENCRYPTION_KEY_PREVIOUS: KEY }],
     ["SLACK_SIGNING_SECRET", { SLACK_BOT_TOKEN: "xoxb-1", ONAIR_ENCRYPTION_KEY: KEY }],
     ["SLACK_SIGNING_SECRET", { ...slackEnv, SLACK_SIGNING_SECRET: "short" }],
     ["ONAIR_ENCRYPTION_KEY", { SLACK_BOT_TOKEN: "xoxb-1", SLACK_SIGNING_SECRET: "s3cr3t-signing" }],
@@ -93,6 +115,16 @@ describe("loadConfig", () => {
     expect(err.variable).toBe(variable);
     expect(err.message.startsWith(variable)).toBe(true);
     expect(err.message).not.toContain("\n");
+  });
+
+  it("takes the previous key beside the current one while rotating", () => {
+    const previous = Buffer.alloc(32, 9);
+    const c = loadConfig({
+      ...slackEnv,
+      ONAIR_ENCRYPTION_KEY_PREVIOUS: previous.toString("base64"),
+    });
+    expect(c.previousEncryptionKey?.equals(previous)).toBe(true);
+    expect(loadConfig(slackEnv).previousEncryptionKey).toBeUndefined();
   });
 
   it("never echoes a secret value in its message", () => {

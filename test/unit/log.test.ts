@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, scrub } from "../../src/log.ts";
+import { createLogger, readableLines, scrub } from "../../src/log.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -32,6 +32,33 @@ describe("logger", () => {
     const all = lines.join("");
     for (const s of ["abc123", "eyJhbGciOi", "xoxp-1-2-3", "pw9"]) expect(all).not.toContain(s);
     expect(all).toContain("roles=r");
+  });
+
+  it("writes readable lines, not JSON, for a terminal, still redacted", () => {
+    const out: string[] = [];
+    const tty = new Writable({
+      write(chunk, _enc, cb) {
+        out.push(String(chunk));
+        cb();
+      },
+    });
+    const logger = createLogger({ level: "info", destination: readableLines(tty) });
+    logger.info({ what: "/onair edit", password: "hunter2" }, "refused");
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes are what it strips
+    const text = out.join("").replace(/\u001b\[[0-9;]*m/g, "");
+    expect(text).toMatch(/INFO.*refused/);
+    expect(text).toContain('what: "/onair edit"');
+    expect(text).not.toContain("hunter2");
+    expect(() => JSON.parse(text.split("\n")[0] ?? "")).toThrow();
+  });
+
+  it("keeps an error's code readable, while a code field stays redacted", () => {
+    const { lines, logger } = capture();
+    const err = Object.assign(new Error("connect failed"), { code: "ECONNREFUSED" });
+    logger.error({ err, query: { code: "oauth-code-123" } }, "store down");
+    const all = lines.join("");
+    expect(all).toContain('"errorCode":"ECONNREFUSED"');
+    expect(all).not.toContain("oauth-code-123");
   });
 
   it("scrub leaves ordinary text alone", () => {

@@ -1,3 +1,6 @@
+// Why this file is long: it is the whole page client (composer, channels, threads, modals, App
+// Home, the live panel) without a build step or framework; split into modules it would need a
+// bundler the playground deliberately does without.
 // The playground client: polls the workspace as the acting user sees it and sends what they
 // do to /playground/api/… (the server signs it as Slack would and hands it to the app).
 import {
@@ -11,6 +14,7 @@ import {
   renderBlocks,
   textNode,
 } from "./blocks.js";
+import { escapeSlashText, suggest } from "./slash-text.js";
 
 const POLL_MS = 700;
 const $ = (sel) => document.querySelector(sel);
@@ -271,6 +275,29 @@ function currentChannel() {
   return st.channels.find((c) => c.id === S.place) ?? null;
 }
 
+/** Files shared with a message: an image inline, anything else as a file to open. */
+function fileList(files) {
+  return h(
+    "div",
+    { class: "msg-files" },
+    files.map((f) => {
+      const href = `/playground/api/file?id=${encodeURIComponent(f.id)}`;
+      return String(f.mimetype).startsWith("image/")
+        ? h(
+            "a",
+            { href, target: "_blank", "data-testid": "file-image" },
+            h("img", { class: "file-image", src: href, alt: f.alt_txt ?? f.title ?? f.name }),
+          )
+        : h(
+            "a",
+            { class: "file-chip", href, download: f.name, "data-testid": "file" },
+            h("span", { class: "file-icon" }, f.filetype === "csv" ? "CSV" : "FILE"),
+            h("span", {}, f.title ?? f.name),
+          );
+    }),
+  );
+}
+
 function messageView(m, ch, opts = {}) {
   const ctx = {
     ...ctxBase(),
@@ -337,6 +364,8 @@ function messageView(m, ch, opts = {}) {
       ),
       body,
       m.attachments ? renderAttachments(m.attachments, ctx) : null,
+      m.files ? fileList(m.files) : null,
+      m.unfurls ? renderAttachments(Object.values(m.unfurls), ctx) : null,
       replies,
     ),
   );
@@ -369,6 +398,8 @@ function renderMain() {
     ch.messages,
     st.ephemerals.filter((e) => e.channel === ch.id),
     st.users,
+    // Reminders deleted (an event cancelled or gone) must leave the list too.
+    st.scheduled.filter((s) => s.channel === ch.id),
   ]);
   let feed = $("#feed");
   const scheduled = st.scheduled.filter((s) => s.channel === ch.id);
@@ -468,37 +499,78 @@ function composer(ch, threadTs) {
       }
     },
   });
-  const hints = h("div", { class: "hints", hidden: true });
-  ta.addEventListener("input", () => {
-    const text = ta.value;
-    const typed = text.trim();
-    // Offer subcommands while the first word after the command is being typed.
-    const offering = typed.startsWith("/") && typed.split(/\s+/).length <= 2;
-    const list = offering
-      ? (S.meta?.commands ?? []).filter((c) => c.startsWith(typed) && c !== typed)
-      : [];
-    hints.hidden = list.length === 0;
+  const hints = h("div", { class: "hints", hidden: true, "data-testid": "composer-hints" });
+  // What Slack will send the app for a command (should_escape): channels, people, links and
+  // &, <, > rewritten, as the person sees before pressing Enter here.
+  const preview = h("div", { class: "muted small sends", hidden: true, "data-testid": "sends" });
+  const directory = () => ({
+    users: S.state?.users ?? [],
+    channels: (S.state?.channels ?? []).filter((c) => !c.is_im),
+    usergroups: S.state?.usergroups ?? [],
+  });
+  const offer = (items, pick) => {
+    hints.hidden = items.length === 0;
     fill(
       hints,
-      list.map((c) =>
+      items.map((item) =>
         h(
           "button",
           {
             type: "button",
             class: "hint",
             onclick: () => {
-              ta.value = `${c} `;
+              pick(item);
               hints.hidden = true;
               ta.focus();
+              ta.dispatchEvent(new Event("input"));
             },
           },
-          c,
+          item.label,
         ),
       ),
+    );
+  };
+  ta.addEventListener("input", () => {
+    const text = ta.value;
+    const typed = text.trim();
+    const command = /^\s*\/[a-z0-9_-]+\s+(.*)$/is.exec(text);
+    preview.hidden = !command;
+    if (command) fill(preview, `Slack sends: ${escapeSlashText(command[1].trim(), directory())}`);
+    // A #channel or @person being typed: Slack's composer offers the matching ones.
+    const s = suggest(text, ta.selectionStart, directory());
+    if (s && s.items.length > 0) {
+      offer(s.items.slice(0, 8), (item) => {
+        ta.value = `${text.slice(0, s.start)}${item.insert}${text.slice(s.end)}`;
+        const caret = s.start + item.insert.length;
+        ta.setSelectionRange(caret, caret);
+      });
+      return;
+    }
+    // Offer subcommands while the first word after the command is being typed.
+    const offering = typed.startsWith("/") && typed.split(/\s+/).length <= 2;
+    const list = offering
+      ? (S.meta?.commands ?? []).filter((c) => c.command.startsWith(typed) && c.command !== typed)
+      : [];
+    // As Slack's composer lists an app's commands: the usage, then what it does.
+    offer(
+      list.map((c) => ({
+        label: h(
+          "span",
+          {},
+          h("b", {}, c.command),
+          c.args ? ` ${c.args}` : "",
+          h("span", { class: "muted what" }, ` — ${c.what}`),
+        ),
+        insert: c.command,
+      })),
+      (item) => {
+        ta.value = `${item.insert} `;
+      },
     );
   });
   const send = async () => {
     hints.hidden = true;
+    preview.hidden = true;
     const text = ta.value.trim();
     if (!text) return;
     const channel = ch?.id ?? (S.place === "dm" ? S.me : "C0GENERAL");
@@ -521,6 +593,7 @@ function composer(ch, threadTs) {
     "div",
     { class: "composer", "data-channel": ch?.id ?? "" },
     hints,
+    preview,
     ta,
     h("button", { class: "send", title: "Send", onclick: send }, "➤"),
   );
@@ -676,7 +749,9 @@ function renderRight() {
 function renderLive() {
   const events = S.state.events ?? [];
   const sel = $("#live-event");
-  const want = JSON.stringify(events.map((e) => [e.eventId, e.title, e.state, e.cancelled]));
+  const want = JSON.stringify(
+    events.map((e) => [e.eventId, e.title, e.state, e.cancelled, e.gone]),
+  );
   if (sel.dataset.key !== want) {
     sel.dataset.key = want;
     fill(
@@ -690,7 +765,7 @@ function renderLive() {
         h(
           "option",
           { value: e.eventId },
-          `${e.title}${e.cancelled ? " (cancelled)" : ""} · ${e.eventId}`,
+          `${e.title}${e.cancelled ? " (cancelled)" : ""}${e.gone ? " (gone)" : ""} · ${e.eventId}`,
         ),
       ),
     );
@@ -707,14 +782,23 @@ function renderLive() {
       ? h(
           "div",
           { class: "live-figures" },
-          h(
-            "span",
-            { class: `state-pill ${ev.state}`, "data-testid": "live-state" },
-            ev.state.replace("_", " "),
-          ),
-          h("span", {}, `now ${ev.present}`),
-          h("span", {}, `peak ${ev.peak}`),
-          h("span", {}, `unique ${ev.unique}`),
+          // A gone event is no longer at the service: its last figures mean nothing now.
+          ev.gone
+            ? h(
+                "span",
+                { class: "state-pill GONE", "data-testid": "live-state" },
+                "GONE: the service no longer has it",
+              )
+            : [
+                h(
+                  "span",
+                  { class: `state-pill ${ev.state}`, "data-testid": "live-state" },
+                  ev.state.replace("_", " "),
+                ),
+                h("span", {}, `now ${ev.present}`),
+                h("span", {}, `peak ${ev.peak}`),
+                h("span", {}, `unique ${ev.unique}`),
+              ],
         )
       : h(
           "div",
@@ -749,11 +833,34 @@ async function control(path, body, describe, method = "POST") {
   }
   try {
     const out = await api(path, body, method);
-    logLine(describe(out));
+    const said = describe(out);
+    if (typeof said === "string") logLine(said);
+    else logLine(said.text, said.ok);
   } catch (e) {
     logLine(e.message, false);
     toast(e.message);
   }
+}
+
+/**
+ * What a state drive did, told truly: the sandbox took the state, but the app only hears of it
+ * through a webhook delivery (none registered, or every one failed, and the card stays as it is).
+ */
+function driveOutcome(o) {
+  const list = o.deliveries ?? [];
+  const ok = list.filter((d) => d.ok).length;
+  const head = `${o.state} → ${list.length} webhook deliver${list.length === 1 ? "y" : "ies"}`;
+  if (list.length === 0) {
+    return {
+      text: `${head}: no webhook registered, so the app did not hear it (post the card with /onair notify first)`,
+      ok: false,
+    };
+  }
+  if (ok === 0) {
+    const why = list[0].error ?? `HTTP ${list[0].status}`;
+    return { text: `${head}, all failed (${why}): the app did not hear it`, ok: false };
+  }
+  return { text: `${head} (instance ${o.instanceId})`, ok: true };
 }
 
 function wireLive() {
@@ -776,8 +883,7 @@ function wireLive() {
           state: b.dataset.state,
           newInstance: $("#live-new-instance").checked,
         },
-        (o) =>
-          `${o.state} → ${o.deliveries?.length ?? 0} webhook deliver${o.deliveries?.length === 1 ? "y" : "ies"} (instance ${o.instanceId})`,
+        (o) => driveOutcome(o),
       ).then(() => {
         $("#live-new-instance").checked = false;
       }),
@@ -792,7 +898,8 @@ function wireLive() {
     control(
       "control/attendees",
       { eventId: S.liveEvent, join: names },
-      (o) => `${o.joined} joined, ${o.delivered} delivered, ${o.activeAttendeeCount} present`,
+      (o) =>
+        `${o.joined} joined${o.alreadyPresent ? ` (${o.alreadyPresent} already here, not counted again)` : ""}, ${o.delivered} delivered, ${o.activeAttendeeCount} present`,
     );
   });
   $("#live-burst").addEventListener("click", () =>
@@ -1047,7 +1154,7 @@ async function start() {
       (S.meta.relayErrors ?? []).map((n) => h("option", { value: n }, n)),
     );
     $("#persist-note").textContent = S.meta.persistence
-      ? `Workspace kept in ${S.meta.persistence.file}; the sandbox's events reset on restart.`
+      ? `Workspace and the sandbox's events kept in ${S.meta.persistence.dir}/ across restarts.`
       : "This workspace is not kept across restarts.";
   } catch {
     // the page still works without the meta

@@ -1,7 +1,17 @@
+// Why this file is long: it renders every Block Kit block and element the app can send, one
+// small function each, so the playground shows what Slack shows.
 // Block Kit and mrkdwn, drawn as Slack's client draws them. Plain DOM, no dependencies.
 // ctx: { users: Map, channels: Map, tz, surface: "message"|"modal"|"home",
 //        value(blockId, actionId) → state|undefined, set(blockId, actionId, state),
 //        act(element, block, state), errors: {block_id: text} }
+import {
+  allOptions,
+  initialState,
+  isEmptyState,
+  selectedValues,
+  stateFromValues,
+  stateShape,
+} from "./view-state.js";
 
 export function h(tag, attrs, ...children) {
   const el = document.createElement(tag);
@@ -464,56 +474,9 @@ function richBlock(part, ctx) {
 
 // ---------------------------------------------------------------- elements
 
-export function initialState(el) {
-  const type = el.type;
-  switch (type) {
-    case "plain_text_input":
-    case "email_text_input":
-    case "url_text_input":
-    case "number_input":
-      return { type, value: el.initial_value ?? null };
-    case "datepicker":
-      return { type, selected_date: el.initial_date ?? null };
-    case "timepicker":
-      return { type, selected_time: el.initial_time ?? null };
-    case "datetimepicker":
-      return { type, selected_date_time: el.initial_date_time ?? null };
-    case "static_select":
-    case "external_select":
-    case "radio_buttons":
-      return { type, selected_option: el.initial_option ?? null };
-    case "multi_static_select":
-    case "multi_external_select":
-    case "checkboxes":
-      return { type, selected_options: el.initial_options ?? [] };
-    case "users_select":
-      return { type, selected_user: el.initial_user ?? null };
-    case "multi_users_select":
-      return { type, selected_users: el.initial_users ?? [] };
-    case "conversations_select":
-      return { type, selected_conversation: el.initial_conversation ?? null };
-    case "multi_conversations_select":
-      return { type, selected_conversations: el.initial_conversations ?? [] };
-    case "channels_select":
-      return { type, selected_channel: el.initial_channel ?? null };
-    case "multi_channels_select":
-      return { type, selected_channels: el.initial_channels ?? [] };
-    case "rich_text_input":
-      return { type, rich_text_value: el.initial_value ?? null };
-    default:
-      return undefined;
-  }
-}
-
-export function isEmptyState(s) {
-  if (!s) return true;
-  const v = Object.entries(s).find(([k]) => k !== "type" && k !== "timezone")?.[1];
-  return v === null || v === undefined || v === "" || (Array.isArray(v) && v.length === 0);
-}
-
-function allOptions(el) {
-  return [...(el.options ?? []), ...(el.option_groups ?? []).flatMap((g) => g.options ?? [])];
-}
+// The view-state table (how each element's value appears in view.state) is the emulator's own,
+// served from the package beside this file: initialState, isEmptyState, optionObject, … .
+export { initialState, isEmptyState };
 
 function optionsFor(el, ctx) {
   const t = el.type;
@@ -537,50 +500,12 @@ function optionsFor(el, ctx) {
   return allOptions(el).map((o) => ({ value: o.value, label: plain(o.text), option: o }));
 }
 
-const SELECT_KEY = {
-  users_select: "selected_user",
-  conversations_select: "selected_conversation",
-  channels_select: "selected_channel",
-  multi_users_select: "selected_users",
-  multi_conversations_select: "selected_conversations",
-  multi_channels_select: "selected_channels",
-};
-
-function optionObject(el, value) {
-  const o = allOptions(el).find((x) => x.value === value);
-  if (!o) return { text: { type: "plain_text", text: value }, value };
-  return { text: o.text, value: o.value, ...(o.description ? { description: o.description } : {}) };
-}
-
-function selectedValues(el, state) {
-  if (!state) return [];
-  const key = SELECT_KEY[el.type];
-  if (key) {
-    const v = state[key];
-    return v === null || v === undefined ? [] : Array.isArray(v) ? v : [v];
-  }
-  if (state.selected_options) return state.selected_options.map((o) => o.value);
-  if (state.selected_option) return [state.selected_option.value];
-  return [];
-}
-
-function stateFromValues(el, values) {
-  const type = el.type;
-  const key = SELECT_KEY[type];
-  if (key) {
-    return type.startsWith("multi_") ? { type, [key]: values } : { type, [key]: values[0] ?? null };
-  }
-  if (type.startsWith("multi_"))
-    return { type, selected_options: values.map((v) => optionObject(el, v)) };
-  return { type, selected_option: values[0] === undefined ? null : optionObject(el, values[0]) };
-}
-
 function selectElement(el, ctx, state, change) {
   const opts = optionsFor(el, ctx);
   const chosen = selectedValues(el, state);
   const placeholder = plain(el.placeholder) || "Select an item";
   if (!el.type.startsWith("multi_")) {
-    const groups = el.option_groups && !SELECT_KEY[el.type];
+    const groups = el.option_groups && stateShape(el.type)?.kind === "option";
     const optionNode = (o) =>
       h("option", { value: o.value, selected: chosen.includes(o.value) }, o.label);
     const sel = h(
@@ -843,14 +768,7 @@ export function renderElement(el, block, ctx, opts = {}) {
               checked: chosen.includes(o.value),
               onchange: () => {
                 const values = read();
-                change(
-                  multi
-                    ? { type: el.type, selected_options: values.map((v) => optionObject(el, v)) }
-                    : {
-                        type: el.type,
-                        selected_option: values[0] ? optionObject(el, values[0]) : null,
-                      },
-                );
+                change(stateFromValues(el, values));
               },
             }),
             h(

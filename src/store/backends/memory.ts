@@ -1,10 +1,10 @@
-import { Keyv } from "keyv";
-import { type Backend, expiresOf, KEYV_OPTIONS, type ScanOptions } from "./types.ts";
+import { type Backend, expiresOf } from "./types.ts";
 
 /**
  * In-process store for tests and throwaway runs. `memory://` is private to one store;
  * `memory://NAME` is shared by every store opened with that name in this process (and kept
  * after close, as a server would keep its data), so two stores can contend like two instances.
+ * Listings walk every key: it holds what one test writes, never a production keyspace.
  */
 
 const shared = new Map<string, Map<string, string>>();
@@ -17,7 +17,6 @@ export function openMemory(name: string): Backend {
     map = shared.get(name) ?? new Map();
     shared.set(name, map);
   }
-  const keyv = new Keyv({ ...KEYV_OPTIONS, store: map });
   let closed = false;
   const live = () => {
     if (closed) throw new Error("store is closed");
@@ -27,8 +26,21 @@ export function openMemory(name: string): Backend {
   return {
     kind: "memory",
     label: name === "" ? "memory" : `memory ${name}`,
-    keyv,
-    async scan(prefix: string, o: ScanOptions) {
+    maxBatch: 1_000,
+    maxInFlight: 1,
+    async get(key) {
+      live();
+      return map.get(key);
+    },
+    async write(entries) {
+      live();
+      for (const e of entries) map.set(e.key, e.raw);
+    },
+    async delete(key) {
+      live();
+      return map.delete(key);
+    },
+    async scan(prefix, o) {
       live();
       const keys = matching(prefix).sort();
       if (o.reverse) keys.reverse();
@@ -55,6 +67,12 @@ export function openMemory(name: string): Backend {
         const exp = expiresOf(existing);
         if (exp === undefined || exp >= now) return false;
       }
+      map.set(key, raw);
+      return true;
+    },
+    async replace(key, expected, raw) {
+      live();
+      if (map.get(key) !== expected) return false;
       map.set(key, raw);
       return true;
     },

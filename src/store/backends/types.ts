@@ -1,21 +1,34 @@
-import type { Keyv } from "keyv";
 import type { Logger } from "../../log.ts";
 
 export type BackendKind = "sqlite" | "redis" | "postgres" | "memory";
 
 /**
- * What each backend gives the store. Plain reads and writes go through `keyv` (one Keyv per
- * store, over the backend's adapter); what keyv cannot express (prefix listing, atomic claims,
- * bulk deletes) goes to the backend natively over the same connection or pool.
+ * What each backend gives the store: raw values by key, atomic group writes, prefix listings
+ * served by an index, atomic claims, bulk deletes.
  *
- * Keys here are full keys (namespace included). Values are keyv's serialised form:
- * `{"value":…,"expires":epochMs?}` as JSON text.
+ * Keys here are full keys (namespace included). Values are keyv's serialised form,
+ * `{"value":…,"expires":epochMs?}` as JSON text, in keyv's table layout (`keyv(key, value)`) on
+ * SQL: data written by earlier versions reads back unchanged. The store serialises; backends
+ * only move text.
  */
 export interface Backend {
   readonly kind: BackendKind;
   /** Where it points, for messages: never a password. */
   readonly label: string;
-  readonly keyv: Keyv;
+  /** The most entries one `write` takes (one statement, one script). */
+  readonly maxBatch: number;
+  /** Group writes in flight at once (see group.ts). */
+  readonly maxInFlight: number;
+  /** The raw value, or undefined. Expiry is the caller's to check (SQL keeps expired rows). */
+  get(key: string): Promise<string | undefined>;
+  /**
+   * Writes every entry in one atomic step: all of them are committed when it resolves, none
+   * when it rejects (one SQLite statement, one Redis script, one Postgres statement). Keys are
+   * distinct.
+   */
+  write(entries: readonly WriteEntry[]): Promise<void>;
+  /** True when something was deleted. */
+  delete(key: string): Promise<boolean>;
   /** Entries whose key starts with `prefix`, in byte order of the key (reversed if asked). */
   scan(prefix: string, opts: ScanOptions): Promise<Array<[key: string, raw: string]>>;
   deleteKeys(keys: readonly string[]): Promise<number>;
@@ -25,22 +38,56 @@ export interface Backend {
    * this call wrote it. One atomic step on the backend, so it holds across processes.
    */
   claim(key: string, raw: string, ttlMs: number, now: number): Promise<boolean>;
-  /** Removes entries under `prefix` whose `expires` is before `now`; backends with native TTL return 0. */
+  /**
+   * Writes `raw` (expiring after `ttlMs`, if given) at `key` only while the key still holds
+   * `expected`; true when it did. One atomic step (compare-and-set).
+   */
+  replace(
+    key: string,
+    expected: string,
+    raw: string,
+    ttlMs: number | undefined,
+    now: number,
+  ): Promise<boolean>;
+  /**
+   * Removes entries under `prefix` whose `expires` is before `now` (Redis: drops keys that
+   * expired natively from its index). Returns how many went.
+   */
   sweep(prefix: string, now: number): Promise<number>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
+export interface WriteEntry {
+  readonly key: string;
+  readonly raw: string;
+  /** Native expiry (Redis); SQL backends read `expires` from the value instead. */
+  readonly ttlMs: number | undefined;
+}
+
 export interface ScanOptions {
   reverse: boolean;
-  /** undefined = all. Applied before expired entries are filtered out. */
+  /**
+   * undefined = all. SQL and memory apply it before the store drops rows whose `expires` has
+   * passed (few: the sweeper purges them); Redis counts only keys that still exist.
+   */
   limit: number | undefined;
 }
 
 export interface BackendOptions {
   logger?: Logger | undefined;
-  /** How long a connection attempt may take before the store reports it unavailable. */
+  /** How long the first connection may take before the store reports it unavailable. */
   connectTimeoutMs: number;
+  /**
+   * The bound of one operation (see STORE_OP_TIMEOUT_MS): backends set their own timeouts to
+   * it (Redis has none for a command already sent; Postgres statement, query and pool
+   * timeouts; SQLite's busy timeout) so that a connection stuck on a frozen server is let go.
+   */
+  opTimeoutMs: number;
+  /** The bound of bulk housekeeping (deletePrefix, sweep), which may read many rows. */
+  bulkTimeoutMs: number;
+  /** The store's key prefix (`ns:`), or "" — Redis keeps its index beside the namespace. */
+  keyPrefix: string;
 }
 
 /** The exclusive upper bound of keys starting with `prefix` in byte (and code point) order. */
@@ -48,24 +95,14 @@ export function prefixEnd(prefix: string): string {
   return `${prefix}\u{10FFFF}`;
 }
 
-/** keyv's serialiser: plain JSON. @keyv/serialize walks every value in JS and is slower. */
+/** keyv's serialiser: plain JSON. */
 export const serialize = (data: unknown): string => JSON.stringify(data);
 export const deserialize = <T>(raw: string): T => JSON.parse(raw) as T;
 
-/** keyv options shared by every backend: errors thrown, no keyv-level key prefix. */
-export const KEYV_OPTIONS = {
-  throwOnErrors: true,
-  useKeyPrefix: false,
-  // Our own `namespace:` prefix is applied by the store, uniformly across backends; keyv's
-  // default namespace ("keyv") would add a second one and make Redis prefix keys again.
-  namespace: "",
-  serialize,
-  deserialize,
-  stats: false,
-} as const;
-
 /** `raw`'s `expires` (epoch ms) without parsing the whole value: it is always the last member. */
 export function expiresOf(raw: string): number | undefined {
-  const m = /,"expires":(\d+)\}$/.exec(raw);
+  // Only the tail can hold it (`,"expires":` + at most 16 digits + `}`): a 100 KB live record
+  // is not scanned.
+  const m = /,"expires":(\d+)\}$/.exec(raw.length > 40 ? raw.slice(-40) : raw);
   return m ? Number(m[1]) : undefined;
 }

@@ -161,30 +161,43 @@ export interface WebhookRegistration {
   url: string;
 }
 
-export const eventStateInfoSchema = z.object({ state: z.string() });
+/**
+ * Webhook message fields are capped well below the 64 KB body cap: every message is stored,
+ * and its strings live on in the event's state (thousands of sessions) and in digests, so a
+ * sender's 40 KB "endpointGuid" would cost memory and store space per attendee. Ids: 128
+ * characters (a GUID is 36); names: 256 (cards show 80); e-mails: 254 (the longest address
+ * SMTP allows); endpoint types and states: 64. Times are epoch milliseconds.
+ */
+export const WEBHOOK_FIELD_MAX = { id: 128, name: 256, email: 254, word: 64 } as const;
+
+const id = z.string().min(1).max(WEBHOOK_FIELD_MAX.id);
+const epochMs = z.number().int().min(0).max(8_640_000_000_000_000);
+
+export const eventStateInfoSchema = z.object({ state: z.string().max(WEBHOOK_FIELD_MAX.word) });
 
 export const attendeeInfoSchema = z.object({
-  endpointGuid: z.string(),
-  endpointType: z.string(),
+  // An attendee is one endpointGuid: an empty one names nobody and could not be told apart.
+  endpointGuid: id,
+  endpointType: z.string().max(WEBHOOK_FIELD_MAX.word),
   infoType: z.enum(["JOIN", "LEFT"]),
-  joinTime: z.number().int(),
-  leaveTime: z.number().int().optional(),
-  name: z.string(),
-  email: z.string().optional(),
+  joinTime: epochMs,
+  leaveTime: epochMs.optional(),
+  name: z.string().max(WEBHOOK_FIELD_MAX.name),
+  email: z.string().max(WEBHOOK_FIELD_MAX.email).optional(),
 });
 export type AttendeeInfo = z.output<typeof attendeeInfoSchema>;
 
 /** A message the events service delivers to a registered webhook URL. */
 export const webhookMessageSchema = z.discriminatedUnion("type", [
   z.object({
-    eventId: z.string(),
-    instanceId: z.string(),
+    eventId: id,
+    instanceId: id,
     type: z.literal("EVENT_STATE"),
     info: eventStateInfoSchema,
   }),
   z.object({
-    eventId: z.string(),
-    instanceId: z.string(),
+    eventId: id,
+    instanceId: id,
     type: z.literal("ATTENDEE_INFO"),
     info: attendeeInfoSchema,
   }),

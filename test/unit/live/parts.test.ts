@@ -1,10 +1,10 @@
+import { validateBlocks } from "@onair/slack-emulator";
 import { describe, expect, it } from "vitest";
+import { reminderText } from "../../../src/domain/reminders.ts";
+import { publicEvent } from "../../../src/domain/subscription.ts";
 import { renderCard } from "../../../src/live/card.ts";
-import { publicEvent } from "../../../src/live/records.ts";
-import { parseNotifyArgs } from "../../../src/live/register.ts";
-import { reminderText } from "../../../src/live/reminders.ts";
 import { decodeSessions, EventLive, encodeSessions } from "../../../src/live/state.ts";
-import { validateBlocks } from "../../../src/playground/emulator/blockkit.ts";
+import { parseNotifyArgs } from "../../../src/slack/commands/notify-args.ts";
 import { sampleEvent } from "../slack/blocks/fixtures.ts";
 
 describe("parseNotifyArgs", () => {
@@ -33,7 +33,7 @@ describe("sessions' stored form", () => {
       ["plain", [1, 0]],
       ["a,b\nc%d", [5, 9, 12, 0]],
     ]);
-    expect(new Map(decodeSessions(encodeSessions(m)))).toEqual(m);
+    expect(new Map(decodeSessions(encodeSessions(m)).map(([g, f]) => [g, f]))).toEqual(m);
   });
 
   it("skips a damaged line and keeps the rest", () => {

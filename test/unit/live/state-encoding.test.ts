@@ -39,7 +39,7 @@ describe("session lines kept between persists", () => {
             if (!s.persist) continue;
             const inst = live.current();
             const stored = live.toJSON();
-            expect(stored.at(-1)?.sessions).toBe(encodeSessions(inst!.sessions));
+            expect(stored.at(-1)?.sessions).toBe(encodeSessions(inst!.sessions, inst!.people));
             // And what is stored reads back to the same thing.
             expect(EventLive.from(stored).toJSON()).toEqual(stored);
           }
@@ -67,10 +67,14 @@ describe("session lines kept between persists", () => {
               message(s.guid % 7 === 0 ? `g,${s.guid}` : `g${s.guid}`, s.joinTime, s.left),
             );
             if (s.persist !== 0) continue;
-            expect(live.toJSON().at(-1)?.sessions).toBe(encodeSessions(live.current()!.sessions));
+            expect(live.toJSON().at(-1)?.sessions).toBe(
+              encodeSessions(live.current()!.sessions, live.current()!.people),
+            );
           }
           const stored = live.toJSON();
-          expect(stored.at(-1)?.sessions).toBe(encodeSessions(live.current()!.sessions));
+          expect(stored.at(-1)?.sessions).toBe(
+            encodeSessions(live.current()!.sessions, live.current()!.people),
+          );
           expect(EventLive.from(stored).toJSON()).toEqual(stored);
         },
       ),

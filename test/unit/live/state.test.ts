@@ -94,6 +94,18 @@ describe("EventLive", () => {
     expect(figures(live)).toEqual({ present: 1, peak: 1, unique: 1, joins: 2, leaves: 1 });
   });
 
+  it("counts an attendee who joins again while in (a lost LEFT) once, with no second notice", () => {
+    const live = new EventLive();
+    expect(live.apply(join("g1", 1_000, "Ada")).notices).toHaveLength(1);
+    expect(live.apply(join("g1", 5_000, "Ada")).notices).toEqual([]);
+    const inst = live.current();
+    expect({ present: inst?.present, unique: inst?.unique, peak: inst?.peak }).toEqual({
+      present: 1,
+      unique: 1,
+      peak: 1,
+    });
+  });
+
   it("gives the same figures for any order and any duplication of the same messages", () => {
     const session = fc.record({
       guid: fc.constantFrom("a", "b", "c", "d", "e"),
@@ -124,6 +136,40 @@ describe("EventLive", () => {
         expect(b?.leaves).toBe(a?.leaves);
       }),
     );
+  });
+
+  it("persists only the chunks of sessions a turn changed, and rebuilds from them", () => {
+    const live = new EventLive();
+    for (let i = 0; i < 1_000; i++) live.apply(join(`g${i}`, i + 1));
+    const first = live.persist();
+    // 1,000 endpoints in chunks of 256: all four written the first time.
+    expect(first.chunks.map((c) => c.n)).toEqual([0, 1, 2, 3]);
+    expect(first.instances[0]?.chunks).toBe(4);
+    expect(first.instances[0]?.sessions).toBeUndefined();
+    const store = new Map(first.chunks.map((c) => [`${c.instanceId}:${c.n}`, c.text]));
+
+    live.apply(leave("g5", 6, 100));
+    live.apply(join("g1000", 1_001));
+    const second = live.persist();
+    // g5 is in chunk 0, g1000 starts chunk 3's last endpoints: only those two are written.
+    expect(second.chunks.map((c) => c.n).sort()).toEqual([0, 3]);
+    for (const c of second.chunks) store.set(`${c.instanceId}:${c.n}`, c.text);
+    expect(live.persist().chunks).toEqual([]);
+
+    const back = EventLive.from(second.instances, (id, n) => store.get(`${id}:${n}`));
+    expect(figures(back)).toEqual(figures(live));
+  });
+
+  it("writes a failed persist's chunks again, and names the instances it dropped", () => {
+    const live = new EventLive();
+    live.apply(join("a", 1));
+    const failed = live.persist();
+    live.redirty(failed.chunks);
+    expect(live.persist().chunks.map((c) => c.n)).toEqual([0]);
+    for (let i = 0; i < 6; i++) {
+      live.apply({ ...join(`x${i}`, 10 + i), instanceId: `inst-${i}` } as WebhookMessage);
+    }
+    expect(live.persist().dropped.length).toBeGreaterThan(0);
   });
 
   it("survives a round trip through its stored form", () => {

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { buildManifest } from "../../../manifest/manifest.ts";
 import { renderManifest } from "../../../manifest/render.ts";
-import { BOT_EVENTS, COMMAND, SHORTCUTS } from "../../../src/slack/ids.ts";
+import { BOT_EVENTS, COMMAND, SHORTCUTS } from "../../../src/ids.ts";
 import { botScopes } from "../../../src/slack/scopes.ts";
 
 const committed = readFileSync(new URL("../../../app-manifest.yml", import.meta.url), "utf8");

@@ -71,6 +71,26 @@ describe("createCipher", () => {
     }
   });
 
+  it("while rotating, opens values of the previous key as stale and seals only with the new one", () => {
+    const oldKey = randomBytes(32);
+    const newKey = randomBytes(32);
+    const before = createCipher(oldKey).encrypt("relay-pass", "settings:T1#relayPassword");
+    const rotating = createCipher(newKey, [oldKey]);
+    expect(rotating.open(before, "settings:T1#relayPassword")).toEqual({
+      plain: "relay-pass",
+      stale: true,
+    });
+    expect(rotating.decrypt(before, "settings:T1#relayPassword")).toBe("relay-pass");
+    const after = rotating.encrypt("relay-pass", "settings:T1#relayPassword");
+    expect(rotating.open(after, "settings:T1#relayPassword").stale).toBe(false);
+    expect(createCipher(newKey).decrypt(after, "settings:T1#relayPassword")).toBe("relay-pass");
+    expect(() => createCipher(oldKey).decrypt(after, "settings:T1#relayPassword")).toThrow(
+      DecryptError,
+    );
+    // Neither key: the current key's error, and the AAD still binds.
+    expect(() => rotating.open(before, "settings:T2#relayPassword")).toThrow(DecryptError);
+  });
+
   it("refuses a key that is not 32 bytes", () => {
     expect(() => createCipher(randomBytes(16))).toThrow(/32 bytes/);
   });

@@ -4,7 +4,7 @@ import { z } from "zod";
 import { expiresOf, serialize } from "../../../src/store/backends/types.ts";
 import { createCipher, isEncrypted } from "../../../src/store/crypto.ts";
 import { openStore, type Store, StoreError, timeOrderedId } from "../../../src/store/index.ts";
-import { defineRepository, deleteTeamData } from "../../../src/store/repository.ts";
+import { defineRepository, deleteTeamData, repositoryList } from "../../../src/store/repository.ts";
 
 const cipher = createCipher(randomBytes(32));
 const SECRET = "sk-live-NESTED-SECRET-123";
@@ -31,14 +31,13 @@ async function memory(c = cipher, name = ""): Promise<Store> {
 }
 
 describe("defineRepository", () => {
-  it("refuses bad prefixes, a prefix defined twice, and an encrypted team field", () => {
+  it("refuses bad prefixes, a prefix listed twice for one store, and an encrypted team field", () => {
     const schema = z.object({ team: z.string() });
     expect(() => defineRepository({ prefix: "Bad:prefix", schema, team: "none" })).toThrow(
       /must match/,
     );
-    expect(() => defineRepository({ prefix: "vault", schema, team: "none" })).toThrow(
-      /already defined/,
-    );
+    const again = defineRepository({ prefix: "vault", schema, team: "none" });
+    expect(() => repositoryList([again, again])).toThrow(/listed twice/);
     expect(() =>
       defineRepository({
         prefix: "encteam",

@@ -1,17 +1,18 @@
+import { validateBlocks, validateView } from "@onair/slack-emulator";
 import { describe, expect, it } from "vitest";
-import { validateBlocks, validateView } from "../../../../src/playground/emulator/blockkit.ts";
-import { buildCancelConfirm, buildNotifyForm } from "../../../../src/slack/blocks/dialogs.ts";
-import { buildEventForm, buildNoticeModal } from "../../../../src/slack/blocks/event-form.ts";
-import { buildEventList, candidatesText } from "../../../../src/slack/blocks/event-list.ts";
-import { buildHome } from "../../../../src/slack/blocks/home.ts";
-import { buildOrganizerDetails } from "../../../../src/slack/blocks/organizer-details.ts";
+import { buildCancelConfirm, buildNotifyForm } from "../../../../src/blocks/dialogs.ts";
+import { buildEventForm, buildNoticeModal } from "../../../../src/blocks/event-form.ts";
+import { buildEventList } from "../../../../src/blocks/event-list.ts";
+import { buildHome } from "../../../../src/blocks/home.ts";
+import { buildOrganizerDetails } from "../../../../src/blocks/organizer-details.ts";
 import {
   buildTokenForm,
   buildTokenList,
   buildTokenMinted,
   maskToken,
-} from "../../../../src/slack/blocks/tokens.ts";
-import { zoneChoices } from "../../../../src/slack/organizer/zones.ts";
+} from "../../../../src/blocks/tokens.ts";
+import { candidatesText } from "../../../../src/domain/resolve.ts";
+import { zoneChoices } from "../../../../src/domain/zones.ts";
 import { sampleEvent } from "./fixtures.ts";
 
 const HUGE_TITLE = "Ünïcode & <tags> ".repeat(600).slice(0, 10_000);
@@ -41,7 +42,40 @@ describe("builders stay within Block Kit limits at the extremes", () => {
       });
       expect(validateView(view).messages).toEqual([]);
       expect(JSON.stringify(view)).toContain("and 360 more");
+      // The recurrence preview follows as the organizer types, not only on Enter.
+      for (const id of ["ev_count", "ev_frequency"]) {
+        const block = view.blocks.find((b) => b.block_id === id) as {
+          dispatch_action?: boolean;
+          element: { dispatch_action_config?: { trigger_actions_on: string[] } };
+        };
+        expect(block.dispatch_action).toBe(true);
+        expect(block.element.dispatch_action_config?.trigger_actions_on).toContain(
+          "on_character_entered",
+        );
+      }
     }
+  });
+
+  it("the edit form of a series made elsewhere, longer and sparser than the form offers, opens", () => {
+    // Slack refuses a view whose number input starts outside its own bounds (the emulator too).
+    const view = buildEventForm({
+      mode: "edit",
+      privateMetadata: "{}",
+      zones: zoneChoices(["Europe/Paris"]),
+      values: {
+        title: "Daily stand-up",
+        start: Date.UTC(2030, 2, 29, 17),
+        end: Date.UTC(2030, 2, 29, 18),
+        timezone: "Europe/Paris",
+        recurrence: "DAILY",
+        count: 1000,
+        frequency: 90,
+      },
+    });
+    expect(validateView(view).messages).toEqual([]);
+    const text = JSON.stringify(view);
+    expect(text).toContain('"initial_value":"1000"');
+    expect(text).toContain('"initial_value":"90"');
   });
 
   it("the organizer details: shortened title with a note, 500 panelists counted", () => {

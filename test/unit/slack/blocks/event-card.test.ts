@@ -1,7 +1,7 @@
+import { validateBlocks } from "@onair/slack-emulator";
 import { describe, expect, it } from "vitest";
-import { validateBlocks } from "../../../../src/playground/emulator/blockkit.ts";
-import { buildEventCard } from "../../../../src/slack/blocks/event-card.ts";
-import { CARD_ACTIONS } from "../../../../src/slack/blocks/ids.ts";
+import { buildEventCard } from "../../../../src/blocks/event-card.ts";
+import { CARD_ACTIONS } from "../../../../src/ids.ts";
 import { sampleEvent } from "./fixtures.ts";
 
 function actionIds(blocks: unknown[]): string[] {
@@ -55,11 +55,27 @@ describe("buildEventCard", () => {
     expect(validateBlocks(card.blocks).ok).toBe(true);
   });
 
-  it("marks a cancelled event and keeps only the attendance button", () => {
+  it("marks a cancelled event and keeps no button", () => {
     const card = buildEventCard({ event: sampleEvent(), cancelled: true });
     expect(JSON.stringify(card.blocks)).toContain("Cancelled");
-    expect(actionIds(card.blocks)).toEqual([CARD_ACTIONS.attendance]);
+    expect(actionIds(card.blocks)).toEqual([]);
     expect(card.text).toContain("cancelled");
+    expect(validateBlocks(card.blocks).ok).toBe(true);
+  });
+
+  it("marks a gone event in words, with no figures, join link or button", () => {
+    const card = buildEventCard({
+      event: sampleEvent(),
+      gone: true,
+      live: { state: "IN_EVENT", present: 254, peak: 254, unique: 254 },
+    });
+    const json = JSON.stringify(card.blocks);
+    expect(json).toContain("Gone — the live events service no longer has this event.");
+    expect(json).not.toContain("Live now");
+    expect(json).not.toContain("254");
+    expect(json).not.toContain("Join as an attendee");
+    expect(actionIds(card.blocks)).toEqual([]);
+    expect(card.text).toContain("(gone)");
   });
 
   it("describes a DAILY recurrence in words", () => {

@@ -1,21 +1,23 @@
+import { validateView } from "@onair/slack-emulator";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { validateView } from "../../../../src/playground/emulator/blockkit.ts";
-import { SETTINGS_FIELDS as F } from "../../../../src/slack/core/ids.ts";
 import {
-  applySettingsForm,
   decodeSettingsMeta,
   formatDuration,
   MAX_TOKEN_MS,
   MIN_TOKEN_MS,
   NO_LIMIT,
   parseDuration,
+  settingsView,
+} from "../../../../src/blocks/settings.ts";
+import {
+  applySettingsForm,
   readSettingsForm,
   type SettingsForm,
-  settingsView,
   type ViewStateValues,
-} from "../../../../src/slack/core/settings-view.ts";
-import { allowedDurations } from "../../../../src/slack/organizer/tokens.ts";
+} from "../../../../src/blocks/settings-form.ts";
+import { allowedDurations } from "../../../../src/domain/tokens.ts";
+import { SETTINGS_FIELDS as F } from "../../../../src/ids.ts";
 import { DEFAULT_SETTINGS, type Settings } from "../../../../src/store/index.ts";
 
 const stored: Settings = {

@@ -1,14 +1,22 @@
 import { describe, expect, it } from "vitest";
+import { draftErrorsToBlocks, readEventForm } from "../../../../src/blocks/event-form-read.ts";
+import type { ViewStateValues } from "../../../../src/blocks/view-state.ts";
 import {
   diffEvent,
-  readEventForm,
+  type EventDraft,
   toEventInput,
-  type ViewStateValues,
-  validateEventForm,
+  type ValidateOptions,
+  validateDraft,
   valuesFromEvent,
-} from "../../../../src/slack/organizer/form.ts";
-import { EVENT_FIELDS as F } from "../../../../src/slack/organizer/ids.ts";
-import { emailOfPerson, emailsOf, personOf } from "../../../../src/slack/organizer/people.ts";
+} from "../../../../src/domain/event-draft.ts";
+import { EVENT_FIELDS as F } from "../../../../src/ids.ts";
+
+/** The draft's rules, with errors under the form's fields as Slack shows them. */
+function validateEventForm(v: EventDraft, opts: ValidateOptions) {
+  return draftErrorsToBlocks(validateDraft(v, opts));
+}
+
+import { emailOfPerson, emailsOf, personOf } from "../../../../src/domain/people.ts";
 import { sampleEvent } from "../blocks/fixtures.ts";
 
 const NOW = Date.UTC(2030, 0, 1);

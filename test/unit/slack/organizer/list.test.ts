@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { nextStart } from "../../../../src/slack/organizer/list.ts";
+import { nextStart } from "../../../../src/domain/list.ts";
 import { sampleEvent } from "../blocks/fixtures.ts";
 
 const DAY = 86_400_000;

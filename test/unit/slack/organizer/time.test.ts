@@ -5,7 +5,7 @@ import {
   offsetLabel,
   wallTime,
   zonedToUtc,
-} from "../../../../src/slack/organizer/time.ts";
+} from "../../../../src/domain/time.ts";
 
 describe("zone-aware daily occurrences", () => {
   it("keeps 18:00 Paris across the March change (UTC instants move by an hour)", () => {

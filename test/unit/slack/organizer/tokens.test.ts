@@ -1,11 +1,19 @@
 import { describe, expect, it } from "vitest";
-import type { ViewStateValues } from "../../../../src/slack/organizer/form.ts";
-import { TOKEN_FIELDS as T } from "../../../../src/slack/organizer/ids.ts";
+import { readTokenForm as readDraft, tokenErrorsToBlocks } from "../../../../src/blocks/tokens.ts";
+import type { ViewStateValues } from "../../../../src/blocks/view-state.ts";
 import {
   allowedDurations,
+  checkTokenDraft,
   NEVER_ALLOWED_MS,
-  readTokenForm,
-} from "../../../../src/slack/organizer/tokens.ts";
+} from "../../../../src/domain/tokens.ts";
+import { TOKEN_FIELDS as T } from "../../../../src/ids.ts";
+import { RELAY_ROLES } from "../../../../src/upstream/relay/schemas.ts";
+
+/** The form as read, then checked against the policy, with errors under the form's fields. */
+function readTokenForm(values: ViewStateValues, policy: { longestTokenMs: number }) {
+  const r = checkTokenDraft(readDraft(values), policy, RELAY_ROLES);
+  return "errors" in r ? { errors: tokenErrorsToBlocks(r.errors) } : r;
+}
 
 const DAY = 86_400_000;
 

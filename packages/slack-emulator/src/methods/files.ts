@@ -1,0 +1,242 @@
+import { argumentError, SlackApiError } from "../errors.ts";
+import { randomHex } from "../ids.ts";
+import type { Message } from "../model.ts";
+import type { Json, Workspace } from "../workspace.ts";
+import { actor, type CallContext, type MethodSpec } from "./types.ts";
+
+/**
+ * files.* (Slack's current upload flow) and chat.unfurl, as Slack's reference has them:
+ *
+ * - files.getUploadURLExternal (files:write, tier 4): `filename` and `length` required; answers
+ *   an upload URL (served by the emulator, /upload/v1/{file_id}) and the file's id.
+ * - the upload: a POST of the bytes (raw, or one multipart part) to that URL; answers 200.
+ * - files.completeUploadExternal (files:write, tier 4): `files` required, a JSON array of
+ *   {id, title?}; every id must name a file whose bytes arrived and that is not yet completed
+ *   (else file_not_found). With channel_id the files are shared there, in thread_ts's thread,
+ *   as one message whose text is initial_comment; the bot must be in the channel
+ *   (not_in_channel). Without channel_id they stay private to the uploader.
+ * - chat.unfurl (links:write, tier 3): channel + ts, or unfurl_id + source; `unfurls` a JSON
+ *   object of URL → attachment; only URLs Slack sent in link_shared for that message
+ *   (cannot_unfurl_url otherwise).
+ */
+
+export interface StoredFile {
+  readonly id: string;
+  readonly name: string;
+  readonly length: number;
+  readonly altText: string | undefined;
+  readonly owner: string;
+  bytes: Buffer | undefined;
+  title: string | undefined;
+  completed: boolean;
+  /** Where it was shared: channel and message ts. */
+  shares: Array<{ channel: string; ts: string }>;
+}
+
+export interface SharedLinks {
+  readonly channel: string;
+  readonly ts: string;
+  readonly urls: readonly string[];
+  unfurls: Record<string, unknown>;
+}
+
+interface FileState {
+  readonly files: Map<string, StoredFile>;
+  /** link_shared deliveries: by unfurl_id, and by channel + ts */
+  readonly links: Map<string, SharedLinks>;
+}
+
+const states = new WeakMap<Workspace, FileState>();
+
+export function fileState(ws: Workspace): FileState {
+  let s = states.get(ws);
+  if (!s) {
+    s = { files: new Map(), links: new Map() };
+    states.set(ws, s);
+  }
+  return s;
+}
+
+/** Stores an upload's bytes; false when the URL names no file waiting for them. */
+export function receiveUpload(ws: Workspace, fileId: string, bytes: Buffer): boolean {
+  const f = fileState(ws).files.get(fileId);
+  if (!f || f.completed) return false;
+  f.bytes = bytes;
+  return true;
+}
+
+/** A message the driver posted with links in a registered domain: chat.unfurl may answer it. */
+export function recordSharedLinks(
+  ws: Workspace,
+  channel: string,
+  ts: string,
+  urls: readonly string[],
+): string {
+  const unfurlId = `${channel}.${ts}.${randomHex(6)}`;
+  const rec: SharedLinks = { channel, ts, urls, unfurls: {} };
+  const s = fileState(ws);
+  s.links.set(unfurlId, rec);
+  s.links.set(`${channel}:${ts}`, rec);
+  return unfurlId;
+}
+
+export function fileJson(ws: Workspace, f: StoredFile): Json {
+  return {
+    id: f.id,
+    name: f.name,
+    title: f.title ?? f.name,
+    mimetype: f.name.endsWith(".png")
+      ? "image/png"
+      : f.name.endsWith(".csv")
+        ? "text/csv"
+        : "application/octet-stream",
+    filetype: f.name.split(".").pop() ?? "",
+    size: f.bytes?.length ?? 0,
+    user: f.owner,
+    url_private: `${ws.origin}/files/${f.id}/${encodeURIComponent(f.name)}`,
+    ...(f.altText ? { alt_txt: f.altText } : {}),
+  };
+}
+
+const ALT_TXT_MAX = 1000;
+
+interface FileRef {
+  id: string;
+  title: string | undefined;
+}
+
+function fileRefs(ctx: CallContext): FileRef[] {
+  const list = ctx.args.list("files", "invalid_arguments") ?? [];
+  if (list.length === 0) throw argumentError("invalid_arguments", ["[ERROR] files is empty"]);
+  return list.map((f) => {
+    const o = f as { id?: unknown; title?: unknown };
+    if (typeof f !== "object" || f === null || typeof o.id !== "string" || o.id === "") {
+      throw argumentError("invalid_arguments", ["[ERROR] each file needs an id"]);
+    }
+    return { id: o.id, title: typeof o.title === "string" ? o.title : undefined };
+  });
+}
+
+export const FILES: Readonly<Record<string, MethodSpec>> = {
+  "files.getUploadURLExternal": {
+    auth: true,
+    errors: ["alt_txt_too_large"],
+    handler: (ctx) => {
+      const t = actor(ctx);
+      const length = ctx.args.num("length");
+      if (length === undefined || !Number.isInteger(length) || length <= 0) {
+        throw argumentError("invalid_arguments", ["[ERROR] length must be a positive integer"]);
+      }
+      const name = ctx.args.resolve("filename", "invalid_arguments");
+      const altText = ctx.args.str("alt_txt");
+      if ((altText?.length ?? 0) > ALT_TXT_MAX) throw new SlackApiError("alt_txt_too_large");
+      const id = `F${randomHex(5).toUpperCase()}`;
+      fileState(ctx.ws).files.set(id, {
+        id,
+        name,
+        length,
+        altText,
+        owner: t.userId,
+        bytes: undefined,
+        title: undefined,
+        completed: false,
+        shares: [],
+      });
+      return { upload_url: `${ctx.ws.origin}/upload/v1/${id}`, file_id: id };
+    },
+  },
+
+  "files.completeUploadExternal": {
+    auth: true,
+    errors: ["file_not_found", "channel_not_found", "not_in_channel", "invalid_channel"],
+    handler: (ctx) => {
+      const t = actor(ctx);
+      const refs = fileRefs(ctx);
+      const { files } = fileState(ctx.ws);
+      const found = refs.map((r) => {
+        const f = files.get(r.id);
+        if (!f || f.completed || f.bytes === undefined || f.owner !== t.userId) {
+          throw new SlackApiError("file_not_found");
+        }
+        return { f, title: r.title };
+      });
+      const channelRef = ctx.args.str("channel_id");
+      const threadTs = ctx.args.str("thread_ts");
+      let shared: { channel: string; msg: Message } | undefined;
+      if (channelRef !== undefined) {
+        const ch = ctx.ws.visibleChannel(channelRef, t.userId);
+        if (ch.is_archived) throw new SlackApiError("invalid_channel");
+        if (!ch.members.has(t.userId)) throw new SlackApiError("not_in_channel");
+        const msg = ctx.ws.postMessage(
+          ch,
+          t.userId,
+          { text: ctx.args.str("initial_comment") ?? "", thread_ts: threadTs },
+          { via: "files.completeUploadExternal", warn: ctx.warn, maxText: 40_000 },
+          true,
+        );
+        shared = { channel: ch.id, msg };
+      } else if (threadTs !== undefined) {
+        throw argumentError("invalid_arguments", ["[ERROR] thread_ts needs channel_id"]);
+      }
+      for (const { f, title } of found) {
+        f.completed = true;
+        f.title = title;
+        if (shared) f.shares.push({ channel: shared.channel, ts: shared.msg.ts });
+      }
+      if (shared) shared.msg.files = found.map(({ f }) => fileJson(ctx.ws, f));
+      return { files: found.map(({ f }) => ({ id: f.id, title: f.title ?? f.name })) };
+    },
+  },
+
+  "chat.unfurl": {
+    auth: true,
+    errors: [
+      "missing_channel",
+      "missing_ts",
+      "cannot_find_message",
+      "invalid_unfurl_id",
+      "missing_unfurls",
+      "invalid_unfurls_format",
+      "cannot_unfurl_url",
+      "invalid_source",
+    ],
+    handler: (ctx) => {
+      actor(ctx);
+      const { links } = fileState(ctx.ws);
+      const unfurlId = ctx.args.str("unfurl_id");
+      let rec: SharedLinks | undefined;
+      if (unfurlId !== undefined) {
+        const source = ctx.args.str("source");
+        if (source !== "composer" && source !== "conversations_history") {
+          throw new SlackApiError("invalid_source");
+        }
+        rec = links.get(unfurlId);
+        if (!rec) throw new SlackApiError("invalid_unfurl_id");
+      } else {
+        const channel = ctx.args.str("channel");
+        if (channel === undefined) throw new SlackApiError("missing_channel");
+        const ts = ctx.args.str("ts");
+        if (ts === undefined) throw new SlackApiError("missing_ts");
+        const ch = ctx.ws.resolveChannel(channel);
+        rec = ch ? links.get(`${ch.id}:${ts}`) : undefined;
+        if (!rec) throw new SlackApiError("cannot_find_message");
+      }
+      if (!ctx.args.given("unfurls")) throw new SlackApiError("missing_unfurls");
+      const unfurls = ctx.args.json("unfurls", "invalid_unfurls_format");
+      if (typeof unfurls !== "object" || unfurls === null || Array.isArray(unfurls)) {
+        throw new SlackApiError("invalid_unfurls_format");
+      }
+      for (const [url, value] of Object.entries(unfurls)) {
+        if (!rec.urls.includes(url)) throw new SlackApiError("cannot_unfurl_url");
+        if (typeof value !== "object" || value === null) {
+          throw new SlackApiError("invalid_unfurls_format");
+        }
+      }
+      rec.unfurls = { ...rec.unfurls, ...(unfurls as Record<string, unknown>) };
+      const ch = ctx.ws.resolveChannel(rec.channel);
+      const msg = ch ? ctx.ws.findMessage(ch, rec.ts) : undefined;
+      if (msg) msg.unfurls = structuredClone(rec.unfurls);
+      return {};
+    },
+  },
+};

@@ -1,0 +1,621 @@
+// Longer than the project's ~400 lines: the HTTP edge (Web API, OAuth authorize, response_url,
+// the read API) and the SlackEmulator object that tests drive are one interface; the rules
+// live in dispatch.ts, methods/, ratelimit.ts and workspace.ts.
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parse as parseQuery } from "node:querystring";
+import { dispatch, EmulatorBug } from "./dispatch.ts";
+import { createSlackDriver, type SlackDriver, type SlackDriverOptions } from "./driver.ts";
+import { SlackApiError } from "./errors.ts";
+import type { Notification } from "./mentions.ts";
+import { fileJson, fileState, receiveUpload } from "./methods/files.ts";
+import { type RateLimit, RateLimiter, type RateLimits } from "./ratelimit.ts";
+import { methodFacts } from "./reference/index.ts";
+import type { WorkspaceSeed } from "./seed.ts";
+import { type Json, type Message, Workspace } from "./workspace.ts";
+
+/**
+ * The emulated Slack over real HTTP (node:http): the Web API under /api/, the OAuth
+ * authorize page, response_url endpoints, and a small read API for the playground page.
+ * Answers as Slack does: HTTP 200 with {ok:true,…} or {ok:false,error}, 429 with
+ * Retry-After when throttled.
+ */
+
+export interface SlackEmulatorOptions {
+  /** 0 (default): any free port */
+  readonly port?: number;
+  /** default 127.0.0.1 */
+  readonly host?: string;
+  /** the app's signing secret; the driver signs with it */
+  readonly signingSecret: string;
+  /** where the app listens (its /slack/events, /slack/oauth_redirect live under it) */
+  readonly appUrl?: string;
+  /** ms since the epoch; default Date.now. Triggers, ts, schedules, expiries follow it. */
+  readonly now?: () => number;
+  readonly seed?: WorkspaceSeed;
+  /** issue expiring tokens with refresh tokens from oauth.v2.access (token rotation) */
+  readonly tokenRotation?: { readonly expiresInSec: number };
+  /**
+   * Slack's rate limits (ratelimit.ts): per-method tiers and the per-channel message rate are on
+   * by default, the non-Marketplace history limits off; false turns every limit off.
+   */
+  readonly rateLimits?: RateLimits | false;
+  /** the per-channel message rate alone (as rateLimits.perChannel); kept for older callers */
+  readonly rateLimit?: RateLimit;
+  /** the driver's timing (ack deadline, Events API redelivery schedule) */
+  readonly driver?: Pick<
+    SlackDriverOptions,
+    "ackDeadlineMs" | "redeliveryScheduleMs" | "timeoutMs"
+  >;
+  /** post due scheduled messages on a timer; off unless given (releaseDue() does it by hand) */
+  readonly releaseScheduledEveryMs?: number;
+  /** largest request body accepted, bytes; default 1 MiB */
+  readonly bodyLimit?: number;
+}
+
+export interface ThrottleRule {
+  /** only this Web API method (default: any) */
+  readonly method?: string;
+  /** only calls naming this channel (id or name as sent) */
+  readonly channel?: string;
+  /** how many matching calls get a 429 (or the error below) */
+  readonly times: number;
+  readonly retryAfterSec: number;
+  /**
+   * Answer with this Slack error instead (HTTP 200, `ok: false`), as Slack does when it refuses a
+   * call: e.g. `restricted_action` when a workspace preference forbids joining a channel.
+   */
+  readonly error?: string;
+}
+
+export interface CallRecord {
+  /** 1, 2, 3… in arrival order */
+  readonly seq: number;
+  /** Web API method, or "oauth.v2.authorize" / "response_url" for those endpoints */
+  readonly method: string;
+  /** the arguments, secrets redacted; JSON-string arguments (blocks, view) parsed */
+  readonly args: Readonly<Json>;
+  readonly ok: boolean;
+  readonly error?: string;
+  /** 200, or 429 when throttled, or the response_url status */
+  readonly status: number;
+  /** emulator clock, ms */
+  readonly time: number;
+  /** bot or user token, when one was sent and known */
+  readonly tokenKind?: "bot" | "user";
+  /** the response body (secrets redacted) */
+  readonly response?: Readonly<Json>;
+  /** arguments the method does not take (Slack ignores them; an app should not send them) */
+  readonly unknown_arguments?: readonly string[];
+  /**
+   * what Slack let pass but a stricter reading would not: thread_ts_not_found (a reply to a ts
+   * that names no message), text_over_40000_characters, not_emulated (a method Slack has and
+   * the emulator does not)
+   */
+  readonly warnings?: readonly string[];
+}
+
+export interface SlackEmulator {
+  readonly origin: string;
+  /** `${origin}/api/`: the value for SLACK_API_URL and WebClient's slackApiUrl */
+  readonly apiUrl: string;
+  /** `${origin}/oauth/v2/authorize`: the value for InstallProvider's authorizationUrl */
+  readonly authorizeUrl: string;
+  readonly workspace: Workspace;
+  /** every call received, in order */
+  readonly calls: readonly CallRecord[];
+  /** the pre-installed bot token (what SLACK_BOT_TOKEN would hold) */
+  readonly botToken: string;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly signingSecret: string;
+  readonly appUrl: string | undefined;
+  /** sends signed requests to the app; throws until appUrl is set */
+  readonly driver: SlackDriver;
+  setAppUrl(url: string): void;
+  /** who each message would notify, in order (mentions.ts) */
+  readonly notifications: readonly Notification[];
+  /** the next `times` matching calls get HTTP 429 with Retry-After */
+  throttle(rule: ThrottleRule): void;
+  clearThrottles(): void;
+  /** the per-channel message rate; undefined turns it off */
+  setRateLimit(limit: RateLimit | undefined): void;
+  /** replaces the parts of the rate limits given (false: every limit off); buckets refill */
+  setRateLimits(limits: RateLimits | false): void;
+  readonly rateLimits: Required<RateLimits>;
+  setTokenRotation(rotation: { expiresInSec: number } | undefined): void;
+  /** posts every scheduled message whose post_at has come (emulator clock) */
+  releaseDue(): Message[];
+  /** resolves with the first call (with seq > since) matching, or rejects after timeoutMs */
+  waitForCall(
+    match: (call: CallRecord) => boolean,
+    opts?: { since?: number; timeoutMs?: number },
+  ): Promise<CallRecord>;
+  /** a listener for every call as it is recorded; returns the unsubscribe */
+  onCall(listener: (call: CallRecord) => void): () => void;
+  clearCalls(): void;
+  close(): Promise<void>;
+}
+
+const SECRET_KEYS = new Set([
+  "token",
+  "client_secret",
+  "refresh_token",
+  "code",
+  "access_token",
+  "signing_secret",
+]);
+const JSON_ARGS = new Set(["blocks", "attachments", "view", "metadata"]);
+
+function redact(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redact);
+  if (typeof value !== "object" || value === null) return value;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] = SECRET_KEYS.has(k) && v !== undefined && v !== null ? "[redacted]" : redact(v);
+  }
+  return out;
+}
+
+function recordedArgs(raw: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(raw)) {
+    if (JSON_ARGS.has(k) && typeof v === "string") {
+      try {
+        out[k] = JSON.parse(v);
+        continue;
+      } catch {
+        // keep the string: the call failed on it and the record should show why
+      }
+    }
+    out[k] = v;
+  }
+  return redact(out) as Json;
+}
+
+class BodyTooLarge extends Error {}
+
+async function readBody(req: IncomingMessage, limit: number): Promise<string> {
+  return (await readBytes(req, limit)).toString("utf8");
+}
+
+async function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > limit) throw new BodyTooLarge();
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** The bytes of an upload: the body itself, or the one file part of a multipart body. */
+function uploadedBytes(body: Buffer, contentType: string | undefined): Buffer {
+  const m = /multipart\/form-data;\s*boundary=("?)([^";]+)\1/i.exec(contentType ?? "");
+  if (!m) return body;
+  const text = body.toString("latin1");
+  const start = text.indexOf("\r\n\r\n");
+  const end = text.lastIndexOf(`\r\n--${m[2]}`);
+  if (start < 0 || end <= start) return body;
+  return Buffer.from(text.slice(start + 4, end), "latin1");
+}
+
+function formToObject(text: string): Json {
+  const parsed = parseQuery(text);
+  const out: Json = {};
+  for (const [k, v] of Object.entries(parsed)) out[k] = Array.isArray(v) ? v[v.length - 1] : v;
+  return out;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Json = {}): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    ...(headers as Record<string, string>),
+  });
+  res.end(text);
+}
+
+function basicAuth(header: string | undefined): { user: string; pass: string } | undefined {
+  const m = /^Basic\s+(.+)$/i.exec(header ?? "");
+  if (!m?.[1]) return undefined;
+  const decoded = Buffer.from(m[1], "base64").toString("utf8");
+  const i = decoded.indexOf(":");
+  if (i < 0) return undefined;
+  return {
+    user: decodeURIComponent(decoded.slice(0, i)),
+    pass: decodeURIComponent(decoded.slice(i + 1)),
+  };
+}
+
+export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<SlackEmulator> {
+  const host = opts.host ?? "127.0.0.1";
+  const now = opts.now ?? Date.now;
+  const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
+  const workspace = new Workspace(opts.seed, { now });
+  workspace.tokenRotation = opts.tokenRotation;
+  const calls: CallRecord[] = [];
+  const listeners = new Set<(c: CallRecord) => void>();
+  let seq = 0;
+  let throttles: { rule: ThrottleRule; left: number }[] = [];
+  const limiter = new RateLimiter(now, opts.rateLimits ?? {});
+  if (opts.rateLimit !== undefined) limiter.set({ perChannel: opts.rateLimit });
+  let appUrl = opts.appUrl?.replace(/\/+$/, "");
+  let driver: SlackDriver | undefined;
+
+  function record(c: Omit<CallRecord, "seq" | "time">): CallRecord {
+    const rec: CallRecord = { ...c, seq: ++seq, time: now() };
+    calls.push(rec);
+    for (const l of listeners) {
+      try {
+        l(rec);
+      } catch {
+        // a listener's failure is the listener's business; the emulator keeps answering
+      }
+    }
+    return rec;
+  }
+
+  function throttled(method: string, args: Json): number | { error: string } | undefined {
+    const channel = typeof args.channel === "string" ? args.channel : undefined;
+    const resolved = channel === undefined ? undefined : workspace.resolveChannel(channel)?.id;
+    for (const t of throttles) {
+      if (t.left <= 0) continue;
+      if (t.rule.method !== undefined && t.rule.method !== method) continue;
+      if (t.rule.channel !== undefined) {
+        const want = workspace.resolveChannel(t.rule.channel)?.id ?? t.rule.channel;
+        if (channel === undefined || (channel !== t.rule.channel && resolved !== want)) continue;
+      }
+      t.left--;
+      throttles = throttles.filter((x) => x.left > 0);
+      return t.rule.error === undefined ? t.rule.retryAfterSec : { error: t.rule.error };
+    }
+    return limiter.take(method, resolved);
+  }
+
+  async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, url: URL) {
+    const text = await readBody(req, bodyLimit);
+    const contentType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+    let raw: Json = Object.fromEntries(url.searchParams.entries());
+    let jsonBody = false;
+    let parseError: string | undefined;
+    if (text.length > 0) {
+      if (contentType === "application/json") {
+        jsonBody = true;
+        try {
+          const parsed: unknown = JSON.parse(text);
+          if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+            parseError = "json_not_object";
+          } else raw = { ...raw, ...(parsed as Json) };
+        } catch {
+          parseError = "invalid_json";
+        }
+      } else if (
+        contentType === "application/x-www-form-urlencoded" ||
+        contentType === "text/plain" ||
+        contentType === undefined ||
+        contentType === ""
+      ) {
+        raw = { ...raw, ...formToObject(text) };
+      } else {
+        parseError = "invalid_post_type";
+      }
+    }
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    // Slack reads a token from the header or a form field, never from a JSON body.
+    const token = bearer ?? (jsonBody ? undefined : (raw.token as string | undefined));
+    const known = token === undefined ? undefined : workspace.tokens.get(token);
+    const base = {
+      method,
+      args: recordedArgs(raw),
+      ...(known && { tokenKind: known.kind }),
+    };
+
+    if (parseError === undefined && methodFacts(method) !== undefined) {
+      const retryAfter = throttled(method, raw);
+      if (typeof retryAfter === "object") {
+        record({ ...base, ok: false, error: retryAfter.error, status: 200 });
+        sendJson(res, 200, { ok: false, error: retryAfter.error });
+        return;
+      }
+      if (retryAfter !== undefined) {
+        record({ ...base, ok: false, error: "ratelimited", status: 429 });
+        sendJson(
+          res,
+          429,
+          { ok: false, error: "ratelimited" },
+          { "retry-after": String(retryAfter) },
+        );
+        return;
+      }
+    }
+
+    if (parseError !== undefined) {
+      const out = { ok: false, error: parseError };
+      record({ ...base, ok: false, error: parseError, status: 200, response: out });
+      sendJson(res, 200, out);
+      return;
+    }
+    let r: ReturnType<typeof dispatch>;
+    try {
+      r = dispatch(workspace, {
+        method,
+        raw,
+        token,
+        basic: basicAuth(req.headers.authorization),
+        historyPageMax: limiter.historyPageMax(method),
+      });
+    } catch (err) {
+      // A handler answered an error it does not declare: the emulator's bug, shown loudly.
+      if (err instanceof EmulatorBug) {
+        record({ ...base, ok: false, error: "emulator_bug", status: 500, warnings: [err.message] });
+      }
+      throw err;
+    }
+    const ok = r.body.ok === true;
+    record({
+      ...base,
+      ok,
+      ...(!ok && { error: String(r.body.error) }),
+      status: 200,
+      response: redact(r.body) as Json,
+      ...(r.unknownArguments.length > 0 && { unknown_arguments: r.unknownArguments }),
+      ...(r.warnings.length > 0 && { warnings: r.warnings }),
+    });
+    sendJson(res, 200, r.body, r.headers);
+  }
+
+  function handleAuthorize(res: ServerResponse, url: URL) {
+    const q = url.searchParams;
+    const state = q.get("state") ?? undefined;
+    const redirectUri =
+      q.get("redirect_uri") ??
+      (appUrl === undefined ? undefined : `${appUrl}/slack/oauth_redirect`);
+    const args = redact(Object.fromEntries(q.entries())) as Json;
+    const fail = (error: string, status = 400) => {
+      record({ method: "oauth.v2.authorize", args, ok: false, error, status });
+      res.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(`${error}\n`);
+    };
+    if (redirectUri === undefined) return fail("bad_redirect_uri");
+    let target: URL;
+    try {
+      target = new URL(redirectUri);
+    } catch {
+      return fail("bad_redirect_uri");
+    }
+    if (q.get("deny") === "1") {
+      // The person clicked Cancel: Slack sends them back with error=access_denied.
+      target.searchParams.set("error", "access_denied");
+    } else {
+      try {
+        const code = workspace.authorize({
+          clientId: q.get("client_id") ?? undefined,
+          scopes: (q.get("scope") ?? "")
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+          userScopes: (q.get("user_scope") ?? "")
+            .split(",")
+            .map((s) => s.trim())
+            .filter(Boolean),
+          redirectUri: q.get("redirect_uri") ?? undefined,
+          user: q.get("user") ?? undefined,
+        });
+        target.searchParams.set("code", code);
+      } catch (err) {
+        if (err instanceof SlackApiError) return fail(err.code);
+        throw err;
+      }
+    }
+    if (state !== undefined) target.searchParams.set("state", state);
+    record({ method: "oauth.v2.authorize", args, ok: true, status: 302 });
+    res.writeHead(302, { location: target.toString() }).end();
+  }
+
+  async function handleResponseUrl(req: IncomingMessage, res: ServerResponse, id: string) {
+    const text = await readBody(req, bodyLimit);
+    let body: Json = {};
+    try {
+      const ct = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
+      const parsed: unknown =
+        ct === "application/x-www-form-urlencoded"
+          ? JSON.parse(String(formToObject(text).payload ?? "{}"))
+          : JSON.parse(text);
+      if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed))
+        body = parsed as Json;
+      else throw new Error("not an object");
+    } catch {
+      record({
+        method: "response_url",
+        args: { id },
+        ok: false,
+        error: "invalid_payload",
+        status: 400,
+      });
+      sendJson(res, 400, { ok: false, error: "invalid_payload" });
+      return;
+    }
+    const args = { ...recordedArgs(body), id };
+    try {
+      workspace.respond(id, body);
+      record({ method: "response_url", args, ok: true, status: 200 });
+      sendJson(res, 200, { ok: true });
+    } catch (err) {
+      if (!(err instanceof SlackApiError)) throw err;
+      const status = err.code === "expired_url" || err.code === "used_url" ? 404 : 400;
+      const out = { ok: false, error: err.code, ...err.extra };
+      record({ method: "response_url", args, ok: false, error: err.code, status, response: out });
+      sendJson(res, status, out);
+    }
+  }
+
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? "/", "http://emulator");
+    const path = url.pathname;
+    const run = async () => {
+      if (path.startsWith("/api/") && (req.method === "POST" || req.method === "GET")) {
+        return handleApi(req, res, decodeURIComponent(path.slice(5)), url);
+      }
+      if (path === "/oauth/v2/authorize" && req.method === "GET") return handleAuthorize(res, url);
+      if (path.startsWith("/upload/v1/") && req.method === "POST") {
+        // Slack's upload URL: the bytes of a file files.getUploadURLExternal announced.
+        const id = decodeURIComponent(path.slice("/upload/v1/".length));
+        const bytes = uploadedBytes(
+          await readBytes(req, 50 * bodyLimit),
+          req.headers["content-type"],
+        );
+        const ok = receiveUpload(workspace, id, bytes);
+        record({
+          method: "upload",
+          args: { file_id: id, bytes: bytes.length },
+          ok,
+          status: ok ? 200 : 404,
+        });
+        res.writeHead(ok ? 200 : 404, { "content-type": "text/plain" });
+        res.end(ok ? `OK - ${bytes.length}` : "Not Found");
+        return;
+      }
+      const file = /^\/files\/([^/]+)\//.exec(path);
+      if (file && req.method === "GET") {
+        const f = fileState(workspace).files.get(decodeURIComponent(file[1] ?? ""));
+        if (!f?.bytes) return sendJson(res, 404, { ok: false, error: "file_not_found" });
+        res.writeHead(200, { "content-type": String(fileJson(workspace, f).mimetype) });
+        res.end(f.bytes);
+        return;
+      }
+      if (path.startsWith("/response/") && req.method === "POST") {
+        return handleResponseUrl(req, res, path.slice("/response/".length));
+      }
+      if (path === "/_emulator/state" && req.method === "GET") {
+        return sendJson(res, 200, workspace.snapshot());
+      }
+      if (path === "/_emulator/calls" && req.method === "GET") {
+        const since = Number(url.searchParams.get("since") ?? 0);
+        return sendJson(res, 200, { calls: calls.filter((c) => c.seq > since) });
+      }
+      sendJson(res, 404, { ok: false, error: "not_found" });
+    };
+    run().catch((err: unknown) => {
+      if (err instanceof BodyTooLarge) {
+        if (!res.headersSent) sendJson(res, 413, { ok: false, error: "request_too_large" });
+        return;
+      }
+      if (!res.headersSent) sendJson(res, 500, { ok: false, error: "fatal_error" });
+      else res.destroy();
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const addr = server.address() as AddressInfo;
+  const hostPart = addr.family === "IPv6" ? `[${addr.address}]` : addr.address;
+  const origin = `http://${hostPart}:${addr.port}`;
+  workspace.origin = origin;
+
+  const timer =
+    opts.releaseScheduledEveryMs === undefined
+      ? undefined
+      : setInterval(() => workspace.releaseDue(), opts.releaseScheduledEveryMs);
+  timer?.unref();
+
+  const emulator: SlackEmulator = {
+    origin,
+    apiUrl: `${origin}/api/`,
+    authorizeUrl: `${origin}/oauth/v2/authorize`,
+    workspace,
+    calls,
+    get botToken() {
+      return workspace.botToken;
+    },
+    clientId: workspace.app.clientId,
+    clientSecret: workspace.app.clientSecret,
+    signingSecret: opts.signingSecret,
+    get appUrl() {
+      return appUrl;
+    },
+    get driver(): SlackDriver {
+      if (appUrl === undefined) {
+        throw new Error("the emulator has no appUrl yet: call setAppUrl(url) first");
+      }
+      driver ??= createSlackDriver({
+        ...opts.driver,
+        appUrl,
+        signingSecret: opts.signingSecret,
+        emulator,
+      });
+      return driver;
+    },
+    setAppUrl(url: string) {
+      appUrl = url.replace(/\/+$/, "");
+      driver = undefined;
+    },
+    throttle(rule: ThrottleRule) {
+      if (!(rule.times > 0) || !(rule.retryAfterSec >= 0)) {
+        throw new Error("throttle needs times > 0 and retryAfterSec >= 0");
+      }
+      throttles.push({ rule, left: rule.times });
+    },
+    clearThrottles() {
+      throttles = [];
+    },
+    get notifications() {
+      return workspace.notifications;
+    },
+    setRateLimit(limit: RateLimit | undefined) {
+      limiter.set({ perChannel: limit ?? false });
+    },
+    setRateLimits(limits: RateLimits | false) {
+      limiter.set(limits);
+    },
+    get rateLimits() {
+      return limiter.config;
+    },
+    setTokenRotation(rotation) {
+      workspace.tokenRotation = rotation;
+    },
+    releaseDue: () => workspace.releaseDue(),
+    waitForCall(match, o = {}) {
+      const since = o.since ?? 0;
+      const found = calls.find((c) => c.seq > since && match(c));
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const t = setTimeout(() => {
+          off();
+          reject(new Error(`no matching Slack call within ${o.timeoutMs ?? 5000} ms`));
+        }, o.timeoutMs ?? 5000);
+        const off = emulator.onCall((c) => {
+          if (c.seq > since && match(c)) {
+            clearTimeout(t);
+            off();
+            resolve(c);
+          }
+        });
+      });
+    },
+    onCall(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    clearCalls() {
+      calls.length = 0;
+    },
+    async close() {
+      if (timer) clearInterval(timer);
+      driver?.cancelRedeliveries();
+      listeners.clear();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+    },
+  };
+  return emulator;
+}

@@ -1,0 +1,150 @@
+import type { Channel, Json, Message, User, ViewRecord } from "./model.ts";
+import type { Workspace } from "./workspace.ts";
+
+/** The JSON shapes Slack returns for people, conversations, messages and views. */
+
+function tzInfo(tz: string, atMs: number): { offsetSec: number; label: string } {
+  const offsetPart = new Intl.DateTimeFormat("en-US", { timeZone: tz, timeZoneName: "longOffset" })
+    .formatToParts(atMs)
+    .find((p) => p.type === "timeZoneName")?.value;
+  const m = /GMT([+-])(\d{2}):(\d{2})/.exec(offsetPart ?? "");
+  const offsetSec = m ? (m[1] === "-" ? -1 : 1) * (Number(m[2]) * 3600 + Number(m[3]) * 60) : 0;
+  const label =
+    new Intl.DateTimeFormat("en-US", { timeZone: tz, timeZoneName: "long" })
+      .formatToParts(atMs)
+      .find((p) => p.type === "timeZoneName")?.value ?? tz;
+  return { offsetSec, label };
+}
+
+export function userJson(ws: Workspace, u: User, withEmail: boolean): Json {
+  const { offsetSec, label } = tzInfo(u.tz, ws.now());
+  const profile: Json = {
+    title: u.title,
+    phone: "",
+    skype: "",
+    real_name: u.real_name,
+    real_name_normalized: u.real_name,
+    display_name: u.name,
+    display_name_normalized: u.name,
+    status_text: "",
+    status_emoji: "",
+    avatar_hash: "g0000000000",
+    image_24: `https://a.slack-edge.example/${u.id}_24.png`,
+    image_48: `https://a.slack-edge.example/${u.id}_48.png`,
+    image_72: `https://a.slack-edge.example/${u.id}_72.png`,
+    team: ws.team.id,
+  };
+  if (withEmail && u.email !== undefined) profile.email = u.email;
+  if (u.bot_id !== undefined) {
+    profile.bot_id = u.bot_id;
+    profile.api_app_id = ws.app.appId;
+  }
+  return {
+    id: u.id,
+    team_id: u.team_id,
+    name: u.name,
+    deleted: u.deleted,
+    color: "9f69e7",
+    real_name: u.real_name,
+    tz: u.tz,
+    tz_label: label,
+    tz_offset: offsetSec,
+    profile,
+    is_admin: u.is_admin,
+    is_owner: u.is_owner,
+    is_primary_owner: u.is_primary_owner,
+    is_restricted: false,
+    is_ultra_restricted: false,
+    is_bot: u.is_bot,
+    is_app_user: false,
+    updated: ws.nowSec(),
+    is_email_confirmed: !u.is_bot,
+  };
+}
+
+export function channelJson(ws: Workspace, ch: Channel, viewer: string, withCount = false): Json {
+  if (ch.is_im) {
+    return {
+      id: ch.id,
+      created: ch.created,
+      is_im: true,
+      is_org_shared: false,
+      user: ch.user,
+      is_user_deleted: false,
+      priority: 0,
+    };
+  }
+  const out: Json = {
+    id: ch.id,
+    name: ch.name,
+    is_channel: !ch.is_private,
+    is_group: ch.is_private,
+    is_im: false,
+    is_mpim: false,
+    is_private: ch.is_private,
+    created: ch.created,
+    is_archived: ch.is_archived,
+    is_general: ch.is_general,
+    unlinked: 0,
+    name_normalized: ch.name,
+    is_shared: false,
+    is_org_shared: false,
+    is_ext_shared: false,
+    is_pending_ext_shared: false,
+    pending_shared: [],
+    context_team_id: ws.team.id,
+    shared_team_ids: [ws.team.id],
+    parent_conversation: null,
+    creator: ch.creator,
+    is_member: ch.members.has(viewer),
+    topic: { value: ch.topic, creator: ch.creator, last_set: ch.created },
+    purpose: { value: ch.purpose, creator: ch.creator, last_set: ch.created },
+    previous_names: [],
+  };
+  if (withCount) out.num_members = ch.members.size;
+  return out;
+}
+
+export function messageJson(ws: Workspace, m: Message): Json {
+  const out: Json = structuredClone(m) as unknown as Json;
+  if (m.bot_id !== undefined) {
+    out.bot_profile = {
+      id: ws.app.botId,
+      app_id: ws.app.appId,
+      name: ws.app.name,
+      deleted: false,
+      team_id: ws.team.id,
+    };
+  }
+  return out;
+}
+
+export function viewJson(rec: ViewRecord): Json {
+  return structuredClone(rec.view) as unknown as Json;
+}
+
+/** Everything a page (or a test) may want to show, as plain JSON. Tokens are left out. */
+export function snapshot(ws: Workspace): Json {
+  return {
+    team: ws.team,
+    app: { appId: ws.app.appId, botId: ws.app.botId, botUserId: ws.app.botUserId },
+    users: [...ws.users.values()].map((u) => ws.userJson(u, true)),
+    channels: [...ws.channels.values()].map((c) => ({
+      ...ws.channelJson(c, ws.app.botUserId, true),
+      members: [...c.members],
+      messages: c.messages.map((m) => ws.messageJson(m)),
+    })),
+    usergroups: [...ws.usergroups.values()],
+    ephemerals: ws.ephemeralsFor(),
+    scheduled: [...ws.scheduled.values()],
+    modals: Object.fromEntries(
+      [...ws.modalStacks.keys()].map((u) => [u, ws.stack(u).map((r) => ws.viewJson(r))]),
+    ),
+    homes: Object.fromEntries(
+      [...ws.homeViews.entries()].flatMap(([u, id]) => {
+        const rec = ws.views.get(id);
+        return rec ? [[u, ws.viewJson(rec)]] : [];
+      }),
+    ),
+  };
+}

@@ -1,0 +1,57 @@
+import { type Logger, LogLevel, type WebAPIPlatformError } from "@slack/web-api";
+
+/**
+ * For the Web API clients and Bolt apps of these tests: the client prints Slack's response
+ * warnings (each refusal a negative test provokes) at error level on the console; the tests
+ * assert on the errors themselves, so the run stays silent unless something fails.
+ */
+export const quietLogger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error: () => {},
+  setLevel: () => {},
+  getLevel: () => LogLevel.ERROR,
+  setName: () => {},
+};
+
+/**
+ * Every bot scope the emulator checks somewhere, for tests of the emulator itself that are not
+ * about scopes. (An app's tests give the scopes of its own manifest instead.)
+ */
+export const ALL_TEST_SCOPES = [
+  "commands",
+  "chat:write",
+  "chat:write.public",
+  "users:read",
+  "users:read.email",
+  "channels:read",
+  "groups:read",
+  "im:read",
+  "mpim:read",
+  "im:write",
+  "channels:join",
+  "channels:history",
+  "groups:history",
+  "im:history",
+  "mpim:history",
+  "usergroups:read",
+  "team:read",
+  "files:write",
+  "links:read",
+  "links:write",
+] as const;
+
+/** The Slack error a call failed with (WebClient throws WebAPIPlatformError). */
+export async function slackError(
+  p: Promise<unknown>,
+): Promise<{ error: string; data: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    const data = (err as WebAPIPlatformError).data as unknown as Record<string, unknown>;
+    if (data && typeof data.error === "string") return { error: data.error, data };
+    throw err;
+  }
+  throw new Error("the call succeeded; an error was expected");
+}

@@ -1,0 +1,95 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import type { Deps } from "../deps.ts";
+import { type EventRecord, eventRepo } from "../store/index.ts";
+import { EventsError } from "../upstream/errors.ts";
+import { withUserToken } from "./access.ts";
+import { markGone } from "./event-record.ts";
+
+/**
+ * At start, asks the events service about every event On Air still treats as alive, and marks
+ * gone those it answers 404 for (deleted outside On Air, or a sandbox that forgot them): cards
+ * say so, reminders go, webhooks are forgotten. Only a 404 means gone; a 5xx, a timeout or a
+ * refused token says nothing about the event and leaves it as it is, for the next start or the
+ * next command that reads it.
+ *
+ * Bounded: at most `concurrency` GETs in flight and at most `perSecond` started each second, so
+ * a store of 1,000 events is walked in minutes, never in one burst at the service.
+ */
+export interface ReconcileOptions {
+  concurrency?: number;
+  perSecond?: number;
+  signal?: AbortSignal;
+}
+
+export interface ReconcileOutcome {
+  checked: number;
+  gone: number;
+  /** Not decided this time (an error other than 404, or the organizer not linked). */
+  skipped: number;
+}
+
+export const RECONCILE_DEFAULTS = { concurrency: 2, perSecond: 5 } as const;
+
+/** Events worth asking about: not cancelled or gone, and not long over. */
+export function needsReconcile(r: EventRecord, now: number): boolean {
+  if (r.cancelled || r.gone) return false;
+  const lastEnd = (r as { lastEnd?: unknown }).lastEnd;
+  return typeof lastEnd !== "number" || lastEnd >= now - 24 * 3_600_000;
+}
+
+export async function reconcileEvents(
+  deps: Deps,
+  options: ReconcileOptions = {},
+): Promise<ReconcileOutcome> {
+  const concurrency = Math.max(1, options.concurrency ?? RECONCILE_DEFAULTS.concurrency);
+  const gapMs = 1000 / Math.max(0.1, options.perSecond ?? RECONCILE_DEFAULTS.perSecond);
+  const now = deps.now();
+  const rows = await deps.store.repository(eventRepo).list("");
+  const queue = rows.map((r) => r.value).filter((r) => needsReconcile(r, now));
+  const out: ReconcileOutcome = { checked: 0, gone: 0, skipped: 0 };
+  let nextStart = Date.now();
+
+  const one = async (record: EventRecord) => {
+    const link = await deps.store.users.get(record.team, record.organizer);
+    if (!link) {
+      out.skipped++;
+      return;
+    }
+    try {
+      await withUserToken(deps, record.team, link, (t) =>
+        deps.events.getEvent(t.accessToken, t.userId, record.eventId),
+      );
+      out.checked++;
+    } catch (err) {
+      if (err instanceof EventsError && err.status === 404) {
+        out.checked++;
+        out.gone++;
+        await markGone(deps, record.team, record.eventId);
+        return;
+      }
+      out.skipped++;
+      deps.logger.info({ err, eventId: record.eventId }, "reconcile: event not checked this time");
+    }
+  };
+
+  const worker = async () => {
+    for (;;) {
+      if (options.signal?.aborted) return;
+      const record = queue.shift();
+      if (!record) return;
+      // Paced across workers: each start takes the next slot.
+      const wait = nextStart - Date.now();
+      nextStart = Math.max(nextStart, Date.now()) + gapMs;
+      if (wait > 0) {
+        await sleep(wait, undefined, { ref: false, signal: options.signal }).catch(() => undefined);
+      }
+      if (options.signal?.aborted) return;
+      await one(record).catch((err: unknown) => {
+        out.skipped++;
+        deps.logger.warn({ err, eventId: record.eventId }, "reconcile: could not mark the event");
+      });
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return out;
+}

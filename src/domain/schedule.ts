@@ -1,0 +1,114 @@
+import type { Deps } from "../deps.ts";
+import type { EventRecord } from "../store/index.ts";
+import type { Event } from "../upstream/events/schemas.ts";
+import { effectiveSettings, requireAllowed, requireLinked, withUserToken } from "./access.ts";
+import { actorName, audit } from "./audit.ts";
+import type { Actor } from "./directory.ts";
+import { DEFAULT_REMINDERS, type EventDraft, toEventInput } from "./event-draft.ts";
+import { afterChange, timesOf } from "./event-record.ts";
+import { requireMayPostIn } from "./notify.ts";
+import { slackUsersToPeople } from "./people.ts";
+import { subscribeChannel } from "./subscriptions.ts";
+import { userText } from "./text.ts";
+import { DEFAULT_ZONE, knownZone } from "./zones.ts";
+
+const HOUR = 3_600_000;
+
+/** What a fresh schedule form starts with, after checking the actor may schedule at all. */
+export async function startScheduling(deps: Deps, actor: Actor): Promise<EventDraft> {
+  const settings = await effectiveSettings(deps, actor.team);
+  await requireAllowed(actor, settings, "schedule");
+  const profile = await actor.directory.profile(actor.user);
+  await requireLinked(deps, actor);
+  const zone = knownZone(profile.tz) ? profile.tz : DEFAULT_ZONE;
+  // Next full hour, one hour long: a sensible start the organizer adjusts.
+  const start = Math.ceil((deps.now() + HOUR / 2) / HOUR) * HOUR;
+  return {
+    timezone: zone,
+    start,
+    end: start + HOUR,
+    recurrence: "NONE",
+    frequency: 1,
+    reminders: [...DEFAULT_REMINDERS],
+  };
+}
+
+export interface Scheduled {
+  event: Event;
+  /** Slack users who could not be invited (no e-mail on their profile). */
+  missing: string[];
+  /** The channel asked for in the form, and why it got no card when it did not. */
+  channel?: { id: string; failed?: unknown };
+}
+
+/** Creates the event upstream (as the actor), records it, subscribes the form's channel, audits. */
+export async function scheduleEvent(
+  deps: Deps,
+  actor: Actor,
+  draft: EventDraft,
+  fromChannel?: string,
+): Promise<Scheduled> {
+  const { team, user } = actor;
+  const settings = await effectiveSettings(deps, team);
+  await requireAllowed(actor, settings, "schedule");
+  // The form's channel gets the live card: the same rule as /onair notify, before anything
+  // is created upstream.
+  if (draft.channel) await requireMayPostIn(actor, draft.channel, fromChannel);
+  const link = await requireLinked(deps, actor);
+  const [panelists, moderators] = await Promise.all([
+    slackUsersToPeople(actor.directory, draft.panelists ?? []),
+    slackUsersToPeople(actor.directory, draft.moderators ?? []),
+  ]);
+  const body = toEventInput(
+    draft,
+    { panelists: panelists.people, moderators: moderators.people },
+    DEFAULT_ZONE,
+  );
+  const event: Event = await withUserToken(deps, team, link, async (t) => {
+    const { id } = await deps.events.createEvent(t.accessToken, t.userId, body);
+    return deps.events.getEvent(t.accessToken, t.userId, id);
+  });
+  const record: EventRecord = {
+    team,
+    eventId: event.id,
+    organizer: user,
+    upstreamUserId: link.userId,
+    ...timesOf(event),
+    subscriptions: [],
+    cards: {},
+    instances: {},
+    createdAt: deps.now(),
+  };
+  await deps.store.events.put(record);
+  const out: Scheduled = { event, missing: [...panelists.missing, ...moderators.missing] };
+  if (draft.channel) {
+    const channel = draft.channel;
+    const failed = await afterChange(deps, "subscribe", () =>
+      subscribeChannel(deps, {
+        team,
+        eventId: event.id,
+        channel,
+        user,
+        remindersMin: draft.reminders ?? [...DEFAULT_REMINDERS],
+        ...(draft.noise ? { noise: draft.noise } : {}),
+      }),
+    );
+    out.channel = failed ? { id: channel, failed } : { id: channel };
+  }
+  await audit(
+    deps,
+    team,
+    {
+      actor: user,
+      action: "event.schedule",
+      target: event.id,
+      details: {
+        title: event.title.slice(0, 200),
+        start: event.start,
+        channel: draft.channel ?? null,
+      },
+    },
+    `${await actorName(actor)} scheduled *${userText(event.title, 200)}* (\`${userText(event.id, 80)}\`).`,
+  );
+  return out;
+}

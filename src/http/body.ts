@@ -1,0 +1,83 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
+
+/** Every JSON answer of the server. */
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) return;
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    "content-type": "application/json; charset=utf-8",
+    "content-length": Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+/**
+ * The one body reader: the whole body, or "too_large" as soon as it passes `limit` bytes (a
+ * chunked body has no length to refuse early, so its bytes are counted as they come). After
+ * "too_large" the request is left paused; answer it with `refuse`.
+ */
+export function readCapped(req: IncomingMessage, limit: number): Promise<Buffer | "too_large"> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const onData = (chunk: Buffer) => {
+      if (done) return;
+      size += chunk.length;
+      if (size > limit) {
+        done = true;
+        chunks.length = 0;
+        req.off("data", onData);
+        req.pause();
+        resolve("too_large");
+        return;
+      }
+      chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("end", () => {
+      if (done) return;
+      done = true;
+      resolve(Buffer.concat(chunks, size));
+    });
+    req.once("error", (err) => {
+      if (done) return;
+      done = true;
+      reject(err);
+    });
+  });
+}
+
+/**
+ * Answers without reading the rest of the body. A small, fully declared body is drained so the
+ * connection can be reused; a large or unknown-length one is not read: the answer goes out and
+ * the connection closes, so the sender sees it while its upload stalls.
+ */
+export function refuse(
+  req: IncomingMessage,
+  res: ServerResponse,
+  status: number,
+  error: string,
+  opts: { limit: number; headers?: Record<string, string> },
+): void {
+  const headers = opts.headers ?? {};
+  const length = Number(req.headers["content-length"]);
+  const small = Number.isFinite(length) && length <= opts.limit;
+  if (req.complete || small) {
+    sendJson(res, status, { error }, headers);
+    req.resume();
+    return;
+  }
+  req.pause();
+  sendJson(res, status, { error }, { ...headers, connection: "close" });
+  res.once("finish", () => {
+    req.socket.end();
+    setTimeout(() => req.socket.destroy(), 2_000).unref();
+  });
+}

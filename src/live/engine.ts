@@ -1,0 +1,393 @@
+import type { Deps } from "../deps.ts";
+import type { AttendanceFigures } from "../live-port.ts";
+import type { Metrics } from "../metrics.ts";
+import { retryAfterMs } from "../slack-errors.ts";
+import type { OutboxItem, Repository } from "../store/index.ts";
+import { EventRun } from "./event-run.ts";
+import {
+  activeRepo,
+  type LiveRecord,
+  liveRepo,
+  loadEventLive,
+  sessionsRepo,
+} from "./live-record.ts";
+import { ChannelPacer } from "./pacer.ts";
+import { EventLive } from "./state.ts";
+
+/**
+ * The live engine: drains the outbox into live cards and digest threads.
+ *
+ * - The webhook route stores each message (outbox) and answers; nothing else on the hot path.
+ * - Each event has one owner at a time (a claimOnce lease on Redis and Postgres, where several
+ *   processes share the store; SQLite and memory stores belong to one process). The owner applies
+ *   the event's outbox items in order to its in-memory figures, writes the event's live record
+ *   (one value per batch, not per message), and only then removes the items. A crash before the
+ *   removal replays them, and replaying is harmless (state.ts).
+ * - Per event and channel a lane posts with the bulk client, which never retries. Every lane
+ *   takes its turn from one pacer per workspace and channel (pacer.ts), shared by every event
+ *   posting there and, on a shared store, by every instance: about one Slack call a second per
+ *   channel, and a 429's Retry-After holds the channel for all of them. Card updates are
+ *   coalesced (posted only when the content changed), attendee notices folded into the next
+ *   digest. Interactive calls use Bolt's own client and never wait here.
+ * - An event with unposted work carries a `live-active` marker; at start (and every few
+ *   seconds) markers whose owner is gone are picked up, so nothing acknowledged is lost.
+ */
+
+export interface LiveEngineOptions {
+  /**
+   * How often the outbox is read when nobody nudges. Default 200 ms; each read that finds
+   * nothing doubles the wait, up to `maxPollMs`, and anything found (or a nudge) brings it back.
+   */
+  pollMs?: number;
+  /**
+   * The longest wait between reads of an empty outbox. Default 2,000 ms. Other instances'
+   * messages and a restart's leftovers are found by polling; on Redis each read is a SCAN of the
+   * keyspace, which an idle fleet should not repeat five times a second.
+   */
+  maxPollMs?: number;
+  /** An owned event with nothing to do is let go after this long. Default 10 s. */
+  idleReleaseMs?: number;
+  /** Shortest time between two outbox turns. Default 100 ms. */
+  minTurnMs?: number;
+  /** Slack calls per channel: one per this. Default 1000 ms. */
+  paceMs?: number;
+  /** Thread digests per channel at most one per this. Default 3000 ms. */
+  digestEveryMs?: number;
+  /** Owner lease (shared stores). Default 10 s. */
+  leaseMs?: number;
+  /** Outbox items read per turn. Default 1000. */
+  batch?: number;
+}
+
+interface Options {
+  pollMs: number;
+  maxPollMs: number;
+  minTurnMs: number;
+  idleReleaseMs: number;
+  paceMs: number;
+  digestEveryMs: number;
+  leaseMs: number;
+  batch: number;
+}
+
+/** How often a throttled announcement is tried before it is given up (each after Retry-After). */
+const ANNOUNCE_TRIES = 5;
+
+/**
+ * What the engine uses: the store, its own Slack clients, a logger, two metrics, the clock. In a
+ * worker thread (thread.ts) these are the thread's own; inline they are the app's.
+ */
+export type EngineDeps = Pick<Deps, "store" | "logger" | "bulkClient" | "now" | "onClose"> & {
+  readonly metrics: Pick<Metrics, "slackCalls" | "queueDepth">;
+};
+
+export class LiveEngine {
+  readonly options: Options;
+  readonly lives: Repository<LiveRecord>;
+  /** The sessions of each instance, in chunks beside the live record. */
+  readonly sessions: Repository<string>;
+  private readonly active: Repository<{ since: number }>;
+  readonly runs = new Map<string, EventRun>();
+  private readonly leases: boolean;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private lastMarkerScan = 0;
+  private lastTurn = 0;
+  private dueAt = 0;
+  /** Outbox reads in a row that found nothing (see pollMs). */
+  private emptyReads = 0;
+  private readonly marked = new Set<string>();
+  /** Every lane of every event takes its channel's turn here. */
+  readonly pacer: ChannelPacer;
+
+  constructor(
+    readonly deps: EngineDeps,
+    options: LiveEngineOptions = {},
+  ) {
+    this.options = {
+      pollMs: options.pollMs ?? 200,
+      maxPollMs: Math.max(options.maxPollMs ?? 2_000, options.pollMs ?? 200),
+      minTurnMs: options.minTurnMs ?? 100,
+      idleReleaseMs: options.idleReleaseMs ?? 10_000,
+      paceMs: options.paceMs ?? 1_000,
+      digestEveryMs: options.digestEveryMs ?? 3_000,
+      leaseMs: options.leaseMs ?? 10_000,
+      batch: options.batch ?? 1_000,
+    };
+    this.lives = deps.store.repository(liveRepo);
+    this.sessions = deps.store.repository(sessionsRepo);
+    this.active = deps.store.repository(activeRepo);
+    // SQLite and memory stores serve one process; Redis and Postgres may serve several.
+    this.leases = deps.store.kind === "redis" || deps.store.kind === "postgres";
+    this.pacer = new ChannelPacer(deps.store, { paceMs: this.options.paceMs });
+  }
+
+  async announce(team: string, channel: string, text: string): Promise<void> {
+    const { deps } = this;
+    for (let attempt = 1; attempt <= ANNOUNCE_TRIES && !this.stopped; attempt++) {
+      try {
+        if (!(await this.pacer.acquire(team, channel, () => this.stopped))) return;
+        const client = await deps.bulkClient(team);
+        await client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false });
+        return;
+      } catch (err) {
+        const wait = retryAfterMs(err);
+        if (wait === undefined) {
+          deps.logger.warn({ err, channel }, "live: a line for the channel was not posted");
+          return;
+        }
+        await this.pacer.hold(team, channel, wait).catch(() => undefined);
+      }
+    }
+    deps.logger.warn({ channel }, "live: a line for the channel was not posted (still throttled)");
+  }
+
+  async figures(team: string, eventId: string): Promise<AttendanceFigures | undefined> {
+    const id = `${team}:${eventId}`;
+    const live = this.runs.get(id)?.live ?? (await this.loadLive(team, eventId)).live;
+    const inst = live.current();
+    if (!inst) return undefined;
+    return {
+      instanceId: inst.id,
+      state: inst.state,
+      peak: inst.peak,
+      unique: inst.unique,
+      present: inst.present,
+      averageMinutes: live.averageMinutes(inst, Date.now()),
+    };
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  /**
+   * Something was stored: look soon rather than at the next poll. Turns are at least
+   * `minTurnMs` apart, so a burst is taken in batches: each turn rewrites the event's record
+   * once, whatever the number of messages in it.
+   */
+  nudge(): void {
+    if (this.stopped) return;
+    this.emptyReads = 0;
+    if (this.ticking) {
+      this.again = true;
+      return;
+    }
+    this.schedule(Math.max(0, this.lastTurn + this.options.minTurnMs - Date.now()));
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    const due = Date.now() + ms;
+    // Thousands of nudges a second: keep an earlier timer rather than re-arm one per message.
+    if (this.timer && this.dueAt <= due) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.dueAt = due;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.lastTurn = Date.now();
+      this.ticking = this.tick()
+        .catch((err: unknown) => this.deps.logger.error({ err }, "live: outbox turn failed"))
+        .finally(() => {
+          this.ticking = undefined;
+          const soon = this.again;
+          this.again = false;
+          this.schedule(soon ? this.options.minTurnMs : this.pollDelay());
+        });
+    }, ms);
+    this.timer.unref();
+  }
+
+  private pollDelay(): number {
+    const { pollMs, maxPollMs } = this.options;
+    return Math.min(maxPollMs, pollMs * 2 ** Math.min(this.emptyReads, 16));
+  }
+
+  /** Resolves when the current turn (if any) has finished; for tests and shutdown. */
+  async settled(): Promise<void> {
+    await this.ticking;
+  }
+
+  private leaseKey(team: string, eventId: string): string {
+    return `live-lease:${team}:${eventId}`;
+  }
+
+  private async acquire(team: string, eventId: string): Promise<EventRun | undefined> {
+    const key = `${team}:${eventId}`;
+    const existing = this.runs.get(key);
+    if (existing) return existing;
+    let until = Number.POSITIVE_INFINITY;
+    if (this.leases) {
+      const ok = await this.deps.store.claimOnce(
+        this.leaseKey(team, eventId),
+        this.options.leaseMs,
+      );
+      if (!ok) return undefined;
+      until = Date.now() + this.options.leaseMs;
+    }
+    const { record, live } = await this.loadLive(team, eventId);
+    const run = new EventRun(this, team, eventId, record, live, until);
+    this.runs.set(key, run);
+    return run;
+  }
+
+  /** The event's live record and its figures, sessions read from their chunks. */
+  loadLive(team: string, eventId: string): ReturnType<typeof loadEventLive> {
+    return loadEventLive(this.lives, this.sessions, team, eventId);
+  }
+
+  private async release(run: EventRun): Promise<void> {
+    run.stop();
+    this.runs.delete(run.id);
+    if (this.marked.delete(run.id)) await this.active.delete(run.id);
+    if (this.leases) await this.deps.store.delete(this.leaseKey(run.team, run.eventId));
+  }
+
+  private async mark(run: EventRun): Promise<void> {
+    if (this.marked.has(run.id)) return;
+    await this.active.put(run.id, { since: Date.now() });
+    this.marked.add(run.id);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped) return;
+    const rows = await this.deps.store.outbox.list(this.options.batch);
+    this.deps.metrics.queueDepth.set({ queue: "outbox" }, rows.length);
+    this.emptyReads = rows.length === 0 ? this.emptyReads + 1 : 0;
+    const groups = new Map<string, Array<{ id: string; item: OutboxItem }>>();
+    for (const row of rows) {
+      const eventId =
+        row.item.eventId ??
+        ((row.item.message as { eventId?: unknown } | undefined)?.eventId as string | undefined);
+      if (!eventId) {
+        await this.deps.store.outbox.remove(row.id);
+        continue;
+      }
+      const key = `${row.item.team}:${eventId}`;
+      let g = groups.get(key);
+      if (!g) {
+        g = [];
+        groups.set(key, g);
+      }
+      g.push(row);
+    }
+    for (const [key, items] of groups) {
+      const first = items[0];
+      if (!first) continue;
+      const eventId = key.slice(first.item.team.length + 1);
+      const run = await this.acquire(first.item.team, eventId);
+      if (!run) continue;
+      await this.mark(run);
+      await run.ingest(items);
+      await this.deps.store.deleteMany(items.map((i) => `outbox:${i.id}`));
+    }
+    if (rows.length >= this.options.batch) this.again = true;
+    await this.markers();
+    await this.housekeep();
+  }
+
+  /** Events left with unposted work by a process that is gone (or by this one before a restart). */
+  private async markers(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastMarkerScan < 2_000) return;
+    this.lastMarkerScan = now;
+    for (const id of await this.active.ids()) {
+      if (this.runs.has(id)) continue;
+      const i = id.indexOf(":");
+      if (i <= 0) continue;
+      const run = await this.acquire(id.slice(0, i), id.slice(i + 1));
+      if (!run) continue;
+      this.marked.add(run.id);
+      await run.readSub(run.sub?.id ?? (await this.subscriptionOf(run)));
+      run.wakeAll();
+    }
+  }
+
+  private async subscriptionOf(run: EventRun): Promise<string | undefined> {
+    const rec = await this.deps.store.events.get(run.team, run.eventId);
+    return rec?.subscriptions[rec.subscriptions.length - 1];
+  }
+
+  /** Lease renewal, release when idle, and noticing a subscription that went away (mute, uninstall). */
+  private async housekeep(): Promise<void> {
+    const now = Date.now();
+    for (const run of [...this.runs.values()]) {
+      if (now - run.subReadAt > 2_000) {
+        await run.readSub(undefined);
+        // Gone (muted everywhere, uninstalled): let go once its reminders are deleted too.
+        if (!run.sub && !run.hasWork()) {
+          await this.release(run);
+          continue;
+        }
+      }
+      if (run.idle()) {
+        // Kept a while: between bursts, reloading 10,000 sessions per message would cost more.
+        run.idleSince ??= now;
+        if (now - run.idleSince >= this.options.idleReleaseMs) {
+          await run.save();
+          await this.release(run);
+          continue;
+        }
+      } else run.idleSince = undefined;
+      if (!this.leases) continue;
+      if (now >= run.leaseUntil) {
+        // Lapsed (a stalled event loop): someone else may own it now, and deleting the lease
+        // key would take theirs. Let go; whoever owns it reads what was saved.
+        run.stop();
+        this.runs.delete(run.id);
+        continue;
+      }
+      if (run.leaseUntil - now > this.options.leaseMs / 2 || run.inflight > 0) continue;
+      await run.save();
+      const key = this.leaseKey(run.team, run.eventId);
+      await this.deps.store.delete(key);
+      if (await this.deps.store.claimOnce(key, this.options.leaseMs)) {
+        run.leaseUntil = Date.now() + this.options.leaseMs;
+        run.wakeAll();
+      } else {
+        // Another process took it over between the two steps; it reads what was just saved.
+        run.stop();
+        this.runs.delete(run.id);
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.ticking;
+    const lanes: Promise<void>[] = [];
+    for (const run of this.runs.values()) {
+      run.stopping = true;
+      for (const lane of run.lanes.values()) {
+        lane.stop();
+        lanes.push(lane.done);
+      }
+    }
+    // A call already sent should have its effect recorded before the store closes, or the
+    // next start would post it again; bounded, so a hung call cannot hold shutdown.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(lanes),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, 3_000);
+      }),
+    ]);
+    clearTimeout(timer);
+    for (const run of this.runs.values()) run.stop();
+    this.runs.clear();
+  }
+}
+
+/**
+ * Starts the engine for this app instance: it drains at once whatever an earlier run acknowledged
+ * and did not post, then keeps up. Stopped on app close.
+ */
+export function startLiveEngine(deps: EngineDeps, options: LiveEngineOptions = {}): LiveEngine {
+  const engine = new LiveEngine(deps, options);
+  deps.onClose(() => engine.stop());
+  engine.start();
+  return engine;
+}

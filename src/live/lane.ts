@@ -1,0 +1,164 @@
+import {
+  isPlatformError,
+  isRateLimited,
+  NoInstallationError,
+  retryAfterMs,
+  slackErrorName,
+} from "../slack-errors.ts";
+import type { EventRun } from "./event-run.ts";
+import { LookupThrottled, NotOwner, type PostKind, publish } from "./publisher.ts";
+
+/** What a channel of an event needs next. */
+export type Action = { kind: PostKind } | { kind: "wait"; until: number };
+
+/**
+ * One event's posting to one channel: takes the channel's turn from the shared pacer, asks the
+ * run what is due (a card, a counter, a digest), and publishes it. The bulk client never retries:
+ * a 429 holds the channel (for every event posting there) for Retry-After and the same work is
+ * tried again, folded with whatever arrived meanwhile; a refusal stops the channel until it is
+ * notified again; anything else is tried again after a pause.
+ */
+export class Lane {
+  /** Not before this (a failure's pause). */
+  nextAt = 0;
+  running = false;
+  lastKind: PostKind | undefined;
+  /** Resolves when the lane's current loop (a Slack call and its record) has finished. */
+  done: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+  private sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
+
+  constructor(
+    private readonly run: EventRun,
+    readonly channel: string,
+  ) {}
+
+  wake(): void {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.running || this.run.dropped) return;
+    this.running = true;
+    this.done = this.loop()
+      .catch((err: unknown) => this.run.engine.deps.logger.error({ err }, "live: lane failed"))
+      .finally(() => {
+        this.running = false;
+      });
+  }
+
+  /** Wakes later (a digest not yet due); a wake before then replaces it. */
+  wakeAt(at: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => {
+        this.timer = undefined;
+        this.wake();
+      },
+      Math.max(0, at - Date.now()),
+    );
+    this.timer.unref();
+  }
+
+  get waiting(): boolean {
+    return this.timer !== undefined;
+  }
+
+  stop(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.sleeper) {
+      clearTimeout(this.sleeper.timer);
+      this.sleeper.resolve();
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.sleeper = undefined;
+        resolve();
+      }, ms);
+      timer.unref();
+      this.sleeper = { timer, resolve };
+    });
+  }
+
+  /** The next post due, or undefined after arranging a later wake (or when nothing is due). */
+  private due(): PostKind | undefined {
+    const action = this.run.nextAction(this.channel, this.lastKind);
+    if (!action) return undefined;
+    if (action.kind === "wait") {
+      this.wakeAt(action.until);
+      return undefined;
+    }
+    return action.kind;
+  }
+
+  private async loop(): Promise<void> {
+    const run = this.run;
+    const { deps, pacer } = run.engine;
+    while (!run.dropped && !run.stopping) {
+      const wait = this.nextAt - Date.now();
+      if (wait > 0) {
+        await this.sleep(wait);
+        continue;
+      }
+      if (!this.due()) return;
+      // Near the end of the lease the engine renews it first; it wakes the lane again after.
+      if (!run.mayCall()) return;
+      const turn = await pacer.acquire(
+        run.team,
+        this.channel,
+        () => run.dropped || run.stopping || !run.mayCall(),
+      );
+      if (!turn) return;
+      // The wait may have been long: what is due now is what goes out.
+      const kind = this.due();
+      if (!kind) return;
+      run.inflight++;
+      try {
+        await publish(run, this.channel, kind);
+        this.lastKind = kind;
+        deps.metrics.slackCalls.inc({ method: `bulk.${kind}`, outcome: "ok" });
+      } catch (err) {
+        if (err instanceof NotOwner) return;
+        if (err instanceof NoInstallationError) {
+          // Uninstalled: nothing can be posted or deleted there any more.
+          await run.block(this.channel, "not_installed");
+        } else if (err instanceof LookupThrottled) {
+          this.nextAt = Date.now() + err.retryAfterMs;
+          deps.logger.info(
+            { channel: this.channel, retryAfterMs: err.retryAfterMs },
+            "live: a lookup before posting was throttled; this event waits, the channel does not",
+          );
+        } else if (isRateLimited(err)) {
+          const after = retryAfterMs(err) ?? 1_000;
+          this.nextAt = Date.now() + after;
+          await pacer
+            .hold(run.team, this.channel, after)
+            .catch((e: unknown) =>
+              deps.logger.warn({ err: e }, "live: could not share Retry-After"),
+            );
+          deps.metrics.slackCalls.inc({ method: "bulk", outcome: "ratelimited" });
+          deps.logger.info(
+            { channel: this.channel, retryAfterMs: after },
+            "live: Slack asked to slow down; retrying after Retry-After",
+          );
+        } else if (isPlatformError(err)) {
+          // Slack said no for a reason retrying will not change: stop posting to this channel
+          // until someone notifies it again.
+          await run.block(this.channel, slackErrorName(err) ?? "refused");
+        } else {
+          this.nextAt = Date.now() + 2_000;
+          deps.logger.warn(
+            { err, channel: this.channel, action: kind },
+            "live: Slack call failed; will retry",
+          );
+        }
+      } finally {
+        run.inflight--;
+      }
+    }
+  }
+}

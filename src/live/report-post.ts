@@ -1,0 +1,163 @@
+import type { WebClient } from "@slack/web-api";
+import { reportText } from "../blocks/report.ts";
+import { type InstanceSnapshot, REPORT_QUIET_MS } from "../domain/report.ts";
+import { eventOf } from "../domain/subscription.ts";
+import { fileStem, renderReport, uploadReport } from "../report-upload.ts";
+import { isPlatformError, isRateLimited, slackErrorName } from "../slack-errors.ts";
+import { eventSchema } from "../upstream/events/schemas.ts";
+import type { LiveEngine } from "./engine.ts";
+import type { EventRun } from "./event-run.ts";
+import { lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
+import { findReport } from "./recover.ts";
+import type { InstanceLive } from "./state.ts";
+
+/**
+ * The attendance report in the card's thread, posted once per instance and channel when the
+ * instance ends. "Once" holds across a crash and across processes sharing a store: only the
+ * event's owner posts (its lease), and the channel's live record names the instances reported.
+ * A report whose upload had no recorded outcome (a kill mid-upload, a lost answer) is looked for
+ * in the card's thread first (its files are named after the event and instance), as cards and
+ * digests are (recover.ts): found, it is recorded; not found, it is posted.
+ */
+
+/** Reported instance ids kept per channel (the engine keeps MAX_INSTANCES instances). */
+const REPORTED_KEPT = 10;
+
+export function snapshotOf(inst: InstanceLive): InstanceSnapshot {
+  const attendees = [];
+  for (const [guid, sessions] of inst.sessions) {
+    const p = inst.people.get(guid);
+    attendees.push({
+      name: p?.name ?? "",
+      ...(p?.email ? { email: p.email } : {}),
+      endpointType: p?.endpointType ?? "",
+      sessions: [...sessions],
+    });
+  }
+  return {
+    instanceId: inst.id,
+    state: inst.state,
+    marks: inst.marks.map((m) => [m[0], m[1]] as const),
+    endedAt: inst.endedAt,
+    attendees,
+  };
+}
+
+/** The current instance's snapshot: the owner's memory if this process owns the event, else the store's. */
+export async function engineSnapshot(
+  engine: LiveEngine,
+  team: string,
+  eventId: string,
+): Promise<InstanceSnapshot | undefined> {
+  const live =
+    engine.runs.get(`${team}:${eventId}`)?.live ?? (await engine.loadLive(team, eventId)).live;
+  const inst = live.current();
+  return inst ? snapshotOf(inst) : undefined;
+}
+
+/**
+ * The third way an instance ends: its scheduled end passed and nothing arrived for
+ * REPORT_QUIET_MS after it (and after the last message). Returns when to look again, if ever.
+ */
+export function checkScheduledEnd(run: EventRun, now: number): number | undefined {
+  const inst = run.live.current();
+  const sub = run.sub?.sub;
+  if (!inst || !sub || sub.cancelled) return undefined;
+  return endIfQuiet(inst, scheduledEnd(sub.event), now);
+}
+
+/** The scheduled end of a subscription's event snapshot, parsed once per snapshot (hot path). */
+const ends = new WeakMap<object, number | undefined>();
+function scheduledEnd(event: unknown): number | undefined {
+  if (typeof event !== "object" || event === null) return undefined;
+  if (ends.has(event)) return ends.get(event);
+  const parsed = eventSchema.safeParse(event);
+  const end = parsed.success ? parsed.data.end : undefined;
+  ends.set(event, end);
+  return end;
+}
+
+/** Ends a begun instance whose scheduled end and last message are quietMs past; else when to look. */
+export function endIfQuiet(
+  inst: InstanceLive,
+  end: number | undefined,
+  now: number,
+  quietMs = REPORT_QUIET_MS,
+): number | undefined {
+  if (inst.endedAt !== undefined || end === undefined) return undefined;
+  if (inst.state === undefined && inst.unique === 0) return undefined;
+  const due = Math.max(end, inst.lastAt) + quietMs;
+  if (now < due) return due;
+  inst.endedAt = Math.max(end, inst.lastAt);
+  inst.marks.push(["ENDED", inst.endedAt]);
+  return undefined;
+}
+
+/** The ended instance whose report this channel still owes, if any. */
+export function reportDue(run: EventRun, ch: string): string | undefined {
+  const c = run.channel(ch);
+  if (!c.cardTs) return undefined;
+  for (const id of run.live.order) {
+    const inst = run.live.instances.get(id);
+    if (!inst || inst.endedAt === undefined) continue;
+    if (inst.unique === 0 && inst.state === undefined) continue;
+    if (c.reported?.includes(id)) continue;
+    return id;
+  }
+  return undefined;
+}
+
+function reported(run: EventRun, ch: string, instanceId: string): void {
+  const c = run.channel(ch);
+  c.reported = [...(c.reported ?? []), instanceId].slice(-REPORTED_KEPT);
+  delete c.reportPosting;
+}
+
+export async function postReport(run: EventRun, ch: string, client: WebClient): Promise<void> {
+  const c = run.channel(ch);
+  const sub = run.sub?.sub;
+  const mark = c.reportPosting;
+  if (mark && c.cardTs) {
+    // Its upload had no recorded outcome (a crash, a lost answer): look in the thread first.
+    const cardTs = c.cardTs;
+    const found = await lookup(run, ch, "report", (progress) =>
+      methodCall(
+        findReport(client, ch, cardTs, fileStem(run.eventId, mark.instanceId), mark.at, progress),
+      ),
+    );
+    if (found) {
+      reported(run, ch, mark.instanceId);
+      await run.save();
+      return;
+    }
+    delete c.reportPosting;
+  }
+  const instanceId = reportDue(run, ch);
+  const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
+  if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
+  c.reportPosting = { instanceId, at: Date.now() };
+  await markSaved(run);
+  const files = await renderReport(snapshotOf(inst), Date.now(), await run.emailsShown());
+  const title = eventOf(sub)?.title ?? "event";
+  try {
+    await unlessRefused(
+      uploadReport(
+        client,
+        { channel: ch, threadTs: c.cardTs },
+        fileStem(run.eventId, instanceId),
+        reportText(title, files.figures),
+        files,
+      ),
+      () => delete c.reportPosting,
+    );
+  } catch (err) {
+    // A refusal (no files:write yet, uploads disabled) costs the report, not the channel's card.
+    if (!isPlatformError(err) || isRateLimited(err)) throw err;
+    run.engine.deps.logger.warn(
+      { channel: ch, eventId: run.eventId, error: slackErrorName(err) },
+      "live: Slack refused the attendance report's upload; it is not tried again",
+    );
+  }
+  reported(run, ch, instanceId);
+  await run.save();
+}

@@ -1,0 +1,150 @@
+import { parentPort, workerData } from "node:worker_threads";
+import { WebClient } from "@slack/web-api";
+import type { LogLevel } from "../config.ts";
+import { createLogger } from "../log.ts";
+import { NoInstallationError } from "../slack-errors.ts";
+import { createCipher, openStore } from "../store/index.ts";
+import { type EngineDeps, LiveEngine } from "./engine.ts";
+import { LIVE_REPOSITORIES } from "./live-record.ts";
+import { engineSnapshot } from "./report-post.ts";
+import type { FromThread, MetricName, ThreadInit, ToThread } from "./thread-protocol.ts";
+
+/**
+ * The live engine's worker thread: its own store connection, its own Slack clients, the engine,
+ * and messages to and from the main thread (thread-protocol.ts). Draining the outbox and posting
+ * never run on the event loop that answers webhooks and Slack.
+ */
+
+const port = parentPort;
+if (!port) throw new Error("thread-main.ts runs only as a worker thread");
+const init = workerData as ThreadInit;
+const send = (m: FromThread) => port.postMessage(m);
+
+const logger = createLogger({
+  level: init.logLevel as LogLevel,
+  // Lines go to the main thread, which writes them where the app's own go.
+  destination: { write: (line: string) => send({ t: "log", line }) },
+}).child({ component: "live" });
+
+const metric = (name: MetricName) => ({
+  inc: (labels: Record<string, string>) => send({ t: "metric", name, labels }),
+  set: (labels: Record<string, string>, value: number) =>
+    send({ t: "metric", name, labels, value }),
+});
+
+let nextId = 1;
+const tokenWaits = new Map<
+  number,
+  { team: string; resolve(t: string): void; reject(e: Error): void }
+>();
+/** Installed tokens come from the main thread (which refreshes rotating ones), per workspace. */
+function tokenFor(team: string): Promise<string> {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    tokenWaits.set(id, { team, resolve, reject });
+    send({ t: "token", id, team });
+  });
+}
+
+const clients = new Map<string, WebClient>();
+const closers: Array<() => Promise<void> | void> = [];
+
+const store = await openStore(init.storeUrl, {
+  cipher: createCipher(
+    Buffer.from(init.key),
+    init.previousKeys.map((k) => Buffer.from(k)),
+  ),
+  repositories: LIVE_REPOSITORIES,
+  logger,
+  // The main thread sweeps expired entries; one sweeper per store is enough.
+  sweepIntervalMs: 0,
+  ...(init.storeNamespace ? { namespace: init.storeNamespace } : {}),
+});
+
+const deps: EngineDeps = {
+  store,
+  logger,
+  metrics: {
+    slackCalls: metric("slackCalls") as unknown as EngineDeps["metrics"]["slackCalls"],
+    queueDepth: metric("queueDepth") as unknown as EngineDeps["metrics"]["queueDepth"],
+  },
+  now: Date.now,
+  async bulkClient(team) {
+    const token = await tokenFor(team);
+    const cached = clients.get(team);
+    if (cached && cached.token === token) return cached;
+    // Never retries and never queues behind a 429: the engine paces and retries itself.
+    const client = new WebClient(token, {
+      ...(init.slackApiUrl ? { slackApiUrl: init.slackApiUrl } : {}),
+      rejectRateLimitedCalls: true,
+      retryConfig: { retries: 0 },
+      logger: {
+        debug: () => {},
+        info: () => {},
+        warn: (...m: unknown[]) => logger.warn(m.map(String).join(" ")),
+        error: (...m: unknown[]) => logger.error(m.map(String).join(" ")),
+        setLevel: () => {},
+        getLevel: () => "warn" as never,
+        setName: () => {},
+      },
+    });
+    clients.set(team, client);
+    return client;
+  },
+  onClose(fn) {
+    closers.push(fn);
+  },
+};
+
+const engine = new LiveEngine(deps, init.engine);
+
+port.on("message", (m: ToThread) => {
+  switch (m.t) {
+    case "nudge":
+      engine.nudge();
+      return;
+    case "figures":
+      engine.figures(m.team, m.eventId).then(
+        (figures) => send({ t: "figures", id: m.id, figures }),
+        (err: unknown) => {
+          logger.warn({ err }, "live: figures not read");
+          send({ t: "figures", id: m.id, figures: undefined });
+        },
+      );
+      return;
+    case "snapshot":
+      engineSnapshot(engine, m.team, m.eventId).then(
+        (snapshot) => send({ t: "snapshot", id: m.id, snapshot }),
+        (err: unknown) => {
+          logger.warn({ err }, "live: attendance not read");
+          send({ t: "snapshot", id: m.id, snapshot: undefined });
+        },
+      );
+      return;
+    case "announce":
+      void engine
+        .announce(m.team, m.channel, m.text)
+        .finally(() => send({ t: "announced", id: m.id }));
+      return;
+    case "token": {
+      const wait = tokenWaits.get(m.id);
+      tokenWaits.delete(m.id);
+      if (!wait) return;
+      if (m.token) wait.resolve(m.token);
+      else if (m.missing) wait.reject(new NoInstallationError(wait.team));
+      else wait.reject(new Error(m.error ?? "no Slack token"));
+      return;
+    }
+    case "stop":
+      void (async () => {
+        await engine.stop();
+        for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => undefined);
+        await store.close().catch(() => undefined);
+        send({ t: "stopped" });
+      })();
+      return;
+  }
+});
+
+engine.start();
+send({ t: "ready" });

@@ -1,0 +1,40 @@
+import type { InstanceSnapshot } from "../domain/report.ts";
+import type { AttendanceFigures } from "../live-port.ts";
+import type { LiveEngineOptions } from "./engine.ts";
+
+/**
+ * The messages between the app's main thread (the HTTP routes, Bolt) and the live engine's
+ * worker thread (thread.ts starts it, thread-main.ts is its entry). Plain data only.
+ */
+
+export interface ThreadInit {
+  storeUrl: string;
+  storeNamespace: string | undefined;
+  /** The store's encryption key (32 bytes). */
+  key: Uint8Array;
+  /** ONAIR_ENCRYPTION_KEY_PREVIOUS while rotating: values it opens are sealed again with `key`. */
+  previousKeys: Uint8Array[];
+  logLevel: string;
+  /** Web API base for the thread's Slack clients; undefined = Slack's own. */
+  slackApiUrl: string | undefined;
+  engine: LiveEngineOptions;
+}
+
+export type ToThread =
+  | { t: "nudge" }
+  | { t: "figures" | "snapshot"; id: number; team: string; eventId: string }
+  | { t: "announce"; id: number; team: string; channel: string; text: string }
+  | { t: "token"; id: number; token?: string; missing?: boolean; error?: string }
+  | { t: "stop" };
+
+export type MetricName = "slackCalls" | "queueDepth";
+
+export type FromThread =
+  | { t: "ready" }
+  | { t: "log"; line: string }
+  | { t: "metric"; name: MetricName; labels: Record<string, string>; value?: number }
+  | { t: "figures"; id: number; figures: AttendanceFigures | undefined }
+  | { t: "snapshot"; id: number; snapshot: InstanceSnapshot | undefined }
+  | { t: "announced"; id: number }
+  | { t: "token"; id: number; team: string }
+  | { t: "stopped" };

@@ -1,0 +1,54 @@
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
+import type { FromThread, ThreadInit } from "./thread-protocol.ts";
+
+/**
+ * tsx's ESM API (its `register`), found from this file rather than from the working directory
+ * (npm start may run anywhere): the package's own export map names the ESM entry.
+ */
+function tsxEsmApi(): string {
+  const require = createRequire(import.meta.url);
+  const manifest = require.resolve("tsx/package.json");
+  const pkg = JSON.parse(readFileSync(manifest, "utf8")) as {
+    exports: Record<string, { import: { default: string } }>;
+  };
+  const target = pkg.exports["./esm/api"]?.import.default;
+  if (!target) throw new Error("tsx has no ESM API to load TypeScript in the live thread");
+  return pathToFileURL(join(dirname(manifest), target)).href;
+}
+
+/**
+ * Starts the engine's worker thread and resolves once it serves. From TypeScript sources (tsx,
+ * vitest) the thread loads tsx first; from the compiled build it runs thread-main.js as is.
+ */
+export function spawnLiveThread(
+  init: ThreadInit,
+  onMessage: (m: FromThread) => void,
+): Promise<Worker> {
+  const source = import.meta.url.endsWith(".ts");
+  const entry = new URL(source ? "./thread-main.ts" : "./thread-main.js", import.meta.url);
+  const tsx = source ? tsxEsmApi() : undefined;
+  const worker = tsx
+    ? new Worker(
+        `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(entry.href)}); })`,
+        { eval: true, workerData: init },
+      )
+    : new Worker(entry, { workerData: init });
+  return new Promise((resolve, reject) => {
+    const failed = (err: unknown) => reject(err);
+    const exited = (code: number) => reject(new Error(`the live thread exited with ${code}`));
+    worker.once("error", failed);
+    worker.once("exit", exited);
+    worker.on("message", (m: FromThread) => {
+      if (m.t === "ready") {
+        worker.off("error", failed);
+        worker.off("exit", exited);
+        resolve(worker);
+      }
+      onMessage(m);
+    });
+  });
+}

@@ -1,0 +1,88 @@
+import type { WebClient } from "@slack/web-api";
+import {
+  type InstanceSnapshot,
+  perMinute,
+  type ReportFigures,
+  reportCsv,
+  reportFigures,
+} from "./domain/report.ts";
+import { chartPng } from "./domain/report-chart.ts";
+
+/**
+ * The attendance report's files, rendered and uploaded with Slack's current flow: one
+ * files.getUploadURLExternal per file, the bytes POSTed to the URL it gives, then one
+ * files.completeUploadExternal that shares both into the channel (and thread) with the figures
+ * as the message. Used by the live engine when an instance ends and by `/onair report … files`.
+ */
+
+export interface ReportFiles {
+  figures: ReportFigures;
+  png: Buffer;
+  csv: string;
+}
+
+export async function renderReport(
+  snap: InstanceSnapshot,
+  now: number,
+  withEmails: boolean,
+): Promise<ReportFiles> {
+  const figures = reportFigures(snap, now);
+  const png = await chartPng(snap, perMinute(snap, now));
+  const csv = reportCsv(snap, now, withEmails);
+  return { figures, png, csv };
+}
+
+/** A file name part from an instance id: no character a file name or Slack would mind. */
+export function fileStem(eventId: string, instanceId: string): string {
+  const safe = (s: string) => s.replace(/[^A-Za-z0-9_-]+/g, "-").slice(0, 40);
+  return `attendance-${safe(eventId)}-${safe(instanceId)}`;
+}
+
+async function uploadOne(
+  client: WebClient,
+  filename: string,
+  bytes: Uint8Array,
+  altText: string | undefined,
+): Promise<string> {
+  const res = await client.files.getUploadURLExternal({
+    filename,
+    length: bytes.byteLength,
+    ...(altText ? { alt_txt: altText } : {}),
+  });
+  if (!res.upload_url || !res.file_id)
+    throw new Error("files.getUploadURLExternal answered no URL");
+  const put = await fetch(res.upload_url, {
+    method: "POST",
+    body: bytes,
+    headers: { "content-type": "application/octet-stream" },
+    signal: AbortSignal.timeout(30_000),
+  });
+  await put.arrayBuffer().catch(() => undefined);
+  if (!put.ok) throw new Error(`the file upload answered HTTP ${put.status}`);
+  return res.file_id;
+}
+
+export async function uploadReport(
+  client: WebClient,
+  target: { channel: string; threadTs?: string | undefined },
+  stem: string,
+  comment: string,
+  files: ReportFiles,
+): Promise<void> {
+  const png = await uploadOne(
+    client,
+    `${stem}.png`,
+    files.png,
+    "Chart of attendees present per minute, with the event's state changes marked",
+  );
+  const csv = await uploadOne(client, `${stem}.csv`, Buffer.from(files.csv, "utf8"), undefined);
+  await client.files.completeUploadExternal({
+    files: [
+      { id: png, title: "Attendance chart" },
+      { id: csv, title: "Attendance (CSV)" },
+    ],
+    channel_id: target.channel,
+    ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
+    initial_comment: comment,
+  });
+}

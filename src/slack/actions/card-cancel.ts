@@ -1,0 +1,13 @@
+import type { App, BlockAction } from "@slack/bolt";
+import { CARD_ACTIONS } from "../../ids.ts";
+import type { ListenerKit } from "../kit.ts";
+import { openCancelConfirm } from "../views/cancel-confirm.ts";
+import { eventOpener } from "./event-opener.ts";
+
+/** The card's Cancel button: opens the form (organizer or admin only; the form checks). */
+export function register(app: App, kit: ListenerKit): void {
+  app.action<BlockAction>(
+    CARD_ACTIONS.cancel,
+    eventOpener(kit, "Cancel button", openCancelConfirm),
+  );
+}

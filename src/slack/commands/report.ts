@@ -1,0 +1,53 @@
+import { reportAnswer, reportText } from "../../blocks/report.ts";
+import { attendanceReport } from "../../domain/attendance.ts";
+import { fileStem, renderReport, uploadReport } from "../../report-upload.ts";
+import type { CommandContext } from "./context.ts";
+import { eventArg } from "./event-arg.ts";
+
+const USAGE = "/onair report <event> [files]";
+
+/**
+ * `/onair report <event> [files]`: the attendance report's figures, only for the asker; with
+ * `files`, the chart and the CSV too, posted where they asked: in the card's thread when the
+ * channel carries the card, else (the organizer or an admin only) in the channel itself. Who may
+ * ask is who may see the figures (domain/attendance.ts).
+ */
+export async function report(ctx: CommandContext): Promise<void> {
+  const m = /^(.*?)(?:\s+files)?$/is.exec(ctx.args.trim());
+  const wantsFiles = /\sfiles$/i.test(ctx.args.trim());
+  const query = (m?.[1] ?? ctx.args).trim();
+  const record = await eventArg(ctx, query, USAGE);
+  const r = await attendanceReport(ctx.kit.deps, ctx.actor, record.eventId, ctx.channelId);
+  if (!wantsFiles) {
+    const hint =
+      r.figures && r.figures.unique > 0
+        ? `\nAdd \`files\` to have the chart and the CSV posted here: \`/onair report ${record.eventId} files\`.`
+        : "";
+    await ctx.reply(`${reportAnswer(r.title, r.figures)}${hint}`);
+    return;
+  }
+  const threadTs = r.record.cards[ctx.channelId]?.threadTs;
+  if (!r.snapshot || !r.figures || r.figures.unique === 0) {
+    await ctx.reply(reportAnswer(r.title, r.figures));
+    return;
+  }
+  if (!threadTs && !r.manager) {
+    await ctx.reply(
+      "The files go into the card's thread: ask in a channel that carries the event's card.",
+    );
+    return;
+  }
+  const files = await renderReport(r.snapshot, ctx.kit.deps.now(), r.withEmails);
+  await uploadReport(
+    ctx.client,
+    { channel: ctx.channelId, threadTs },
+    fileStem(record.eventId, r.snapshot.instanceId),
+    reportText(r.title, files.figures),
+    files,
+  );
+  await ctx.reply(
+    threadTs
+      ? "The attendance chart and CSV are in the card's thread."
+      : "The attendance chart and CSV are posted in this channel.",
+  );
+}

@@ -1,0 +1,26 @@
+import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from "@slack/bolt";
+import { forgetTeam } from "../../domain/uninstall.ts";
+import type { ListenerKit } from "../kit.ts";
+
+/**
+ * Only the bot token's end means the app is gone; a user token revoked alone changes nothing we
+ * keep (the app acts with its bot token). Slack sends this and app_uninstalled in either order.
+ */
+export function register(app: App, kit: ListenerKit): void {
+  app.event(
+    "tokens_revoked",
+    async ({
+      event,
+      body,
+      context,
+    }: SlackEventMiddlewareArgs<"tokens_revoked"> & AllMiddlewareArgs) => {
+      if ((event.tokens.bot ?? []).length === 0) return;
+      const team = context.teamId ?? body.team_id;
+      if (!team) {
+        kit.deps.logger.warn("tokens_revoked without a team id; nothing deleted");
+        return;
+      }
+      await forgetTeam(kit.deps, team, "tokens_revoked");
+    },
+  );
+}

@@ -1,0 +1,288 @@
+import { PNG } from "pngjs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
+
+/**
+ * The attendance report: an event driven PREP_EVENT → IN_EVENT with joins and leaves over
+ * several simulated minutes, then ended (a later NOT_STARTED): one report in the card's thread
+ * with exact figures, a PNG chart and a CSV that add up to them; the Attendance button and
+ * `/onair report` give the same figures; with e-mails hidden, no e-mail anywhere.
+ */
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const MIN = 60_000;
+
+async function notify(event: SeededEvent, channel: string): Promise<string> {
+  await h.driver.slashCommand({
+    user: USERS.omar,
+    channel,
+    text: `notify ${event.eventId} <#${channel}|x>`,
+    escaped: true,
+  });
+  return eventually(
+    () =>
+      h.emulator.workspace
+        .topLevel(channel)
+        .find((m) => JSON.stringify(m.blocks ?? "").includes(event.title))?.ts,
+    "the card",
+  );
+}
+
+async function setEmails(show: boolean): Promise<void> {
+  const s = await h.app.store.settings.getOrDefault(TEAM);
+  await h.app.store.settings.put(TEAM, {
+    ...s,
+    privacy: { ...s.privacy, showAttendeeEmails: show },
+  });
+}
+
+/**
+ * Joins and leaves at simulated times: Ann and Bob at 0, Cy at 2, Ann leaves at 5, Dee joins at
+ * 6, Bob leaves at 8, Cy at 10; Dee is still in at the end. Peak 3, unique 4, 1 present at the
+ * end; minutes 5, 8, 8 and Dee's (over 8): median 8.0.
+ */
+async function drive(event: SeededEvent, base: number): Promise<void> {
+  const c = h.sandbox.control;
+  await c.setState(event.eventId, { state: "PREP_EVENT" });
+  await c.setState(event.eventId, { state: "IN_EVENT" });
+  const first = await c.attendees(event.eventId, {
+    at: base,
+    concurrency: 1,
+    join: [
+      { name: "Ann Alpha", email: "ann@example.com" },
+      { name: "Bob Beta", email: "bob@example.com", endpointType: "mobile" },
+    ],
+  });
+  const [ann, bob] = first.joined;
+  const cy = await c.attendees(event.eventId, {
+    at: base + 2 * MIN,
+    join: [{ name: '=HYPERLINK("http://evil")', email: "cy@example.com", endpointType: "pstn" }],
+  });
+  await c.attendees(event.eventId, { at: base + 5 * MIN, leave: [ann!.endpointGuid] });
+  await c.attendees(event.eventId, {
+    at: base + 6 * MIN,
+    join: [{ name: "Dee, Delta", email: "dee@example.com" }],
+  });
+  await c.attendees(event.eventId, { at: base + 8 * MIN, leave: [bob!.endpointGuid] });
+  await c.attendees(event.eventId, { at: base + 10 * MIN, leave: [cy.joined[0]!.endpointGuid] });
+}
+
+interface ReportMessage {
+  text: string;
+  files: Array<{ name: string; url_private: string; mimetype: string }>;
+}
+
+function reports(channel: string, ts: string): ReportMessage[] {
+  return h.emulator.workspace
+    .replies(channel, ts)
+    .filter((m) => Array.isArray(m.files))
+    .map((m) => ({ text: m.text, files: m.files as ReportMessage["files"] }));
+}
+
+async function firstReport(channel: string, ts: string): Promise<ReportMessage> {
+  const found = await eventually(() => reports(channel, ts)[0], "the report in the thread", 15_000);
+  return found;
+}
+
+async function download(url: string): Promise<Buffer> {
+  const res = await fetch(url);
+  expect(res.status).toBe(200);
+  return Buffer.from(await res.arrayBuffer());
+}
+
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  for (const line of text.trim().split("\r\n")) {
+    const cells: string[] = [];
+    for (const m of line.matchAll(/("([^"]|"")*"|[^,]*)(,|$)/g)) {
+      if (m.index === line.length && m[0] === "") break;
+      const raw = m[1] ?? "";
+      cells.push(raw.startsWith('"') ? raw.slice(1, -1).replaceAll('""', '"') : raw);
+      if (m[3] === "") break;
+    }
+    rows.push(cells);
+  }
+  return rows;
+}
+
+/** The most rows open at once (a leave before a join at the same instant). */
+function peakOf(rows: Array<{ join: number; leave: number | undefined }>): number {
+  const points = rows.flatMap((r) => [
+    [r.join, 1] as const,
+    ...(r.leave === undefined ? [] : [[r.leave, -1] as const]),
+  ]);
+  points.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let now = 0;
+  let peak = 0;
+  for (const [, d] of points) {
+    now += d;
+    peak = Math.max(peak, now);
+  }
+  return peak;
+}
+
+/**
+ * The next ephemeral answer: a command's through its response_url, a card button's by
+ * chat.postEphemeral in the channel where it was pressed. Generous: drawing the first chart
+ * loads ECharts, slow on a busy machine.
+ */
+async function ephemeralAfter(since: number): Promise<string> {
+  const reply = await h.emulator.waitForCall(
+    (c) => c.method === "response_url" || (c.method === "chat.postEphemeral" && c.ok),
+    { since, timeoutMs: 20_000 },
+  );
+  return String(reply.args.text);
+}
+
+describe("the attendance report", () => {
+  it("posts one report with exact figures, a real PNG and a CSV that adds up; the button and /onair report agree", async () => {
+    await setEmails(true);
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Report town hall",
+    });
+    const ts = await notify(event, CHANNELS.events);
+    const base = Math.floor((Date.now() - 30 * MIN) / MIN) * MIN;
+    await drive(event, base);
+    await eventually(
+      async () =>
+        (await h.app.deps.live.figures(TEAM, event.eventId))?.unique === 4 ? true : undefined,
+      "four attendees counted",
+    );
+    expect(reports(CHANNELS.events, ts)).toEqual([]);
+
+    // Ended: a later NOT_STARTED for the same instance.
+    await h.sandbox.control.setState(event.eventId, { state: "NOT_STARTED" });
+    const report = await firstReport(CHANNELS.events, ts);
+    expect(report.text).toContain("*Attendance report: Report town hall*");
+    expect(report.text).toContain("Peak *3* · unique *4* · present at the end *1*");
+    expect(report.text).toContain("median *8.0*");
+    expect(report.text).toContain(`First join <!date^${base / 1000}^`);
+    expect(report.text).toContain(`last join <!date^${(base + 6 * MIN) / 1000}^`);
+
+    const png = report.files.find((f) => f.mimetype === "image/png");
+    const csvFile = report.files.find((f) => f.mimetype === "text/csv");
+    expect(png && csvFile).toBeTruthy();
+    const image = PNG.sync.read(await download(png!.url_private));
+    expect([image.width, image.height]).toEqual([1000, 420]);
+    const colours = new Set<number>();
+    let inked = 0;
+    for (let i = 0; i < image.data.length; i += 4) {
+      const rgb = (image.data[i]! << 16) | (image.data[i + 1]! << 8) | image.data[i + 2]!;
+      colours.add(rgb);
+      if (rgb !== 0xffffff) inked++;
+    }
+    expect(colours.size).toBeGreaterThan(5);
+    expect(inked).toBeGreaterThan(1_000);
+
+    const csv = (await download(csvFile!.url_private)).toString("utf8");
+    const [head, ...rows] = parseCsv(csv);
+    expect(head).toEqual(["attendee", "name", "email", "endpoint", "join", "leave", "minutes"]);
+    expect(rows).toHaveLength(4);
+    const parsed = rows.map((r) => ({
+      attendee: r[0],
+      name: r[1],
+      join: Date.parse(r[4]!),
+      leave: r[5] ? Date.parse(r[5]) : undefined,
+      minutes: Number(r[6]),
+    }));
+    expect(new Set(parsed.map((r) => r.attendee)).size).toBe(4);
+    expect(parsed.filter((r) => r.leave === undefined)).toHaveLength(1);
+    expect(peakOf(parsed)).toBe(3);
+    // CSV injection: a name that would run as a formula is prefixed; a comma stays in its cell.
+    expect(parsed.map((r) => r.name)).toContain('\'=HYPERLINK("http://evil")');
+    expect(parsed.map((r) => r.name)).toContain("Dee, Delta");
+    expect(rows.map((r) => r[2])).toContain("ann@example.com");
+    const average = Number(/average \*([\d.]+)\*/.exec(report.text)?.[1]);
+    const sum = parsed.reduce((a, r) => a + r.minutes, 0);
+    expect(Math.abs(sum / 4 - average)).toBeLessThan(0.06);
+    expect(parsed.map((r) => r.minutes).slice(0, 3)).toEqual([5, 8, 8]);
+
+    // On demand: the card's Attendance button (a member, in the card's channel) and
+    // `/onair report` (the organizer) give the same figures as the thread.
+    let since = h.emulator.calls.length;
+    await h.driver.blockAction({
+      user: USERS.member,
+      channel: CHANNELS.events,
+      message_ts: ts,
+      action_id: "onair_card_attendance",
+    });
+    const fromButton = await ephemeralAfter(since);
+    since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.events,
+      text: `report ${event.eventId}`,
+    });
+    const fromCommand = await ephemeralAfter(since);
+    expect(fromButton).toBe(report.text);
+    expect(fromCommand.startsWith(report.text)).toBe(true);
+
+    // Still one report a while later (the engine keeps going; "once" per instance and channel).
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(reports(CHANNELS.events, ts)).toHaveLength(1);
+
+    // The files on request: into the card's thread of the channel asked from.
+    since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.events,
+      text: `report ${event.eventId} files`,
+    });
+    expect(await ephemeralAfter(since)).toContain("in the card's thread");
+    const both = reports(CHANNELS.events, ts);
+    expect(both).toHaveLength(2);
+    expect(both[1]?.text).toBe(report.text);
+    expect(both[1]?.files.map((f) => f.mimetype)).toEqual(["image/png", "text/csv"]);
+    await setEmails(false);
+  }, 90_000);
+
+  it("refuses the report to a member asking from a channel that does not carry the card", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Private figures",
+    });
+    await notify(event, CHANNELS.events);
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.member,
+      channel: CHANNELS.general,
+      text: `report ${event.eventId} files`,
+    });
+    const answer = await ephemeralAfter(since);
+    expect(answer).toContain("Attendance is shown in the channels that carry the event's card");
+    expect(h.emulator.calls.slice(since).filter((c) => c.method.startsWith("files."))).toEqual([]);
+  });
+
+  it("with e-mails hidden in settings: no e-mail in the CSV, the figures or the files on request", async () => {
+    await setEmails(false);
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Quiet names",
+    });
+    const ts = await notify(event, CHANNELS.townHall);
+    const base = Math.floor((Date.now() - 30 * MIN) / MIN) * MIN;
+    await drive(event, base);
+    // A new instance ends this one.
+    await h.sandbox.control.setState(event.eventId, { state: "PREP_EVENT", instanceId: "next" });
+    const report = await firstReport(CHANNELS.townHall, ts);
+    expect(report.text).toContain("Peak *3* · unique *4* · present at the end *1*");
+    expect(report.text).not.toContain("@");
+    const csvFile = report.files.find((f) => f.mimetype === "text/csv");
+    const csv = (await download(csvFile!.url_private)).toString("utf8");
+    expect(csv.split("\r\n")[0]).toBe("attendee,name,endpoint,join,leave,minutes");
+    expect(csv).not.toContain("@");
+    expect(csv).not.toContain("example.com");
+  }, 90_000);
+});

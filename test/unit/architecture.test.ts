@@ -1,0 +1,125 @@
+import { readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import { describe, expect, it } from "vitest";
+
+/**
+ * The house reads one way (README: Architecture). These rules fail the suite when an import
+ * points the wrong way: the live engine never reaches into Slack listeners, only composition
+ * roots know the sandbox and the playground, domain actions hold no Bolt types, and the
+ * top-level parts of src/ never import each other in a circle.
+ */
+
+const SRC = resolve(import.meta.dirname, "../../src");
+/** Files that build the app and may wire anything to anything. */
+const COMPOSITION_ROOTS = ["app.ts", "main.ts"];
+const MAX_LINES = 400;
+const LONG_FILE_NOTE = "Why this file is long:";
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return filesUnder(path);
+    return /\.(ts|js)$/.test(name) ? [path] : [];
+  });
+}
+
+interface Import {
+  from: string;
+  /** Path relative to src/, or the package name. */
+  to: string;
+  external: boolean;
+}
+
+function importsOf(file: string): Import[] {
+  const text = readFileSync(file, "utf8");
+  const out: Import[] = [];
+  const re =
+    /(?:^|\n)\s*(?:import|export)[^"'`;]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)/g;
+  for (const m of text.matchAll(re)) {
+    const spec = m[1] ?? m[2];
+    if (!spec) continue;
+    const from = relative(SRC, file);
+    if (spec.startsWith("."))
+      out.push({ from, to: relative(SRC, resolve(dirname(file), spec)), external: false });
+    else out.push({ from, to: spec, external: true });
+  }
+  return out;
+}
+
+/** A file's top-level part: its folder under src/, or the file itself when it sits in src/. */
+function partOf(path: string): string {
+  const [first, ...rest] = path.split("/");
+  return rest.length === 0 ? (first ?? path) : `${first}/`;
+}
+
+const files = filesUnder(SRC);
+const imports = files.flatMap(importsOf);
+const internal = imports.filter((i) => !i.external && !i.to.startsWith(".."));
+
+describe("the shape of src/", () => {
+  it("finds the imports it checks (the scan itself works)", () => {
+    expect(files.length).toBeGreaterThan(50);
+    expect(internal.some((i) => i.from === "app.ts" && i.to.startsWith("live/"))).toBe(true);
+  });
+
+  it("src/live never imports src/slack", () => {
+    const bad = internal.filter((i) => i.from.startsWith("live/") && i.to.startsWith("slack/"));
+    expect(bad).toEqual([]);
+  });
+
+  it("only composition roots import src/sandbox and src/playground", () => {
+    const bad = internal.filter(
+      (i) =>
+        (i.to.startsWith("sandbox/") || i.to.startsWith("playground/")) &&
+        !COMPOSITION_ROOTS.includes(i.from) &&
+        partOf(i.from) !== partOf(i.to) &&
+        !i.from.startsWith("playground/"),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it("domain actions hold no Bolt types and import no Slack listener", () => {
+    const bad = imports.filter(
+      (i) =>
+        i.from.startsWith("domain/") &&
+        (i.to === "@slack/bolt" || i.to.startsWith("slack/") || i.to.startsWith("http/")),
+    );
+    expect(bad).toEqual([]);
+  });
+
+  it("the top-level parts of src/ import each other in no circle", () => {
+    const edges = new Map<string, Set<string>>();
+    for (const i of internal) {
+      const a = partOf(i.from);
+      const b = partOf(i.to);
+      if (a === b || COMPOSITION_ROOTS.includes(a)) continue;
+      const set = edges.get(a) ?? new Set<string>();
+      edges.set(a, set);
+      set.add(b);
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, "open" | "done">();
+    const walk = (node: string, path: string[]) => {
+      if (state.get(node) === "done") return;
+      if (state.get(node) === "open") {
+        cycles.push([...path.slice(path.indexOf(node)), node].join(" → "));
+        return;
+      }
+      state.set(node, "open");
+      for (const next of edges.get(node) ?? []) walk(next, [...path, node]);
+      state.set(node, "done");
+    };
+    for (const node of edges.keys()) walk(node, []);
+    expect(cycles).toEqual([]);
+  });
+
+  it(`no file is over ${MAX_LINES} lines without saying why at its top`, () => {
+    const long = files.filter((f) => {
+      const text = readFileSync(f, "utf8");
+      const lines = text.split("\n").length;
+      if (lines <= MAX_LINES) return false;
+      return !text.split("\n").slice(0, 20).join("\n").includes(LONG_FILE_NOTE);
+    });
+    expect(long.map((f) => relative(SRC, f))).toEqual([]);
+  });
+});
