@@ -357,7 +357,18 @@ describe("playground in a browser", () => {
     await page.click('[data-place="C0EVENTS"]');
     const composer = page.locator('[data-testid="composer"]');
     await composer.fill("");
-    await composer.pressSequentially(`/onair notify ${eventId} #town`);
+    await composer.pressSequentially(`/onair notify ${eventId} #to`);
+    // A message arrives while they type: the channel re-renders, the composer keeps its focus.
+    await pg.emulator.driver.postMessage({
+      user: OMAR,
+      channel: "C0EVENTS",
+      text: "Arrived while typing",
+    });
+    await expect
+      .poll(() => page.locator("#feed", { hasText: "Arrived while typing" }).count())
+      .toBe(1);
+    await page.keyboard.type("wn");
+    expect(await composer.inputValue()).toBe(`/onair notify ${eventId} #town`);
     const hints = page.locator('#main [data-testid="composer-hints"]');
     await hints.locator(".hint", { hasText: "#town-hall" }).click();
     await composer.press("Enter");

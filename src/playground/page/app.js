@@ -5,6 +5,7 @@
 // do to /playground/api/… (the server signs it as Slack would and hands it to the app).
 import {
   fill,
+  fillKeeping,
   formatSlackDate,
   h,
   initialState,
@@ -462,7 +463,7 @@ function renderMain() {
       : null;
     const existingComposer = $("#main .composer");
     const comp = existingComposer?.dataset.channel === ch.id ? existingComposer : composer(ch);
-    fill(main, head, feed, sched ?? "", comp);
+    fillKeeping(main, comp, head, feed, sched ?? "");
     if (oldTop !== null && !atBottom) feed.scrollTop = oldTop;
     else feed.scrollTop = feed.scrollHeight;
     S.feedKey = key;
@@ -728,8 +729,9 @@ function renderRight() {
       .sort((a, b) => (a.ts < b.ts ? -1 : 1))
       .map((x) => x.n()),
   );
-  fill(
+  fillKeeping(
     pane,
+    keep?.dataset.thread === S.thread.ts ? keep : composer(ch, S.thread.ts),
     h(
       "div",
       { class: "pane-head" },
@@ -737,7 +739,6 @@ function renderRight() {
       h("span", { class: "muted" }, ` #${ch.name}`),
     ),
     newList,
-    keep?.dataset.thread === S.thread.ts ? keep : Object.assign(composer(ch, S.thread.ts), {}),
   );
   pane.querySelector(".composer").dataset.thread = S.thread.ts;
   if (atBottom || !list) newList.scrollTop = newList.scrollHeight;

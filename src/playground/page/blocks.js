@@ -39,6 +39,20 @@ export function fill(el, ...children) {
   );
 }
 
+/**
+ * Like fill, with `kept` last; when `kept` is already in `el` it is never taken out, so a
+ * composer being typed in keeps its focus, caret and suggestions while the rest re-renders.
+ */
+export function fillKeeping(el, kept, ...children) {
+  if (kept.parentNode !== el) return fill(el, ...children, kept);
+  for (const c of [...el.childNodes]) if (c !== kept) c.remove();
+  kept.before(
+    ...children
+      .flat(Number.POSITIVE_INFINITY)
+      .filter((c) => c !== undefined && c !== null && c !== false),
+  );
+}
+
 const EMOJI = {
   white_check_mark: "✅",
   grey_question: "❔",
