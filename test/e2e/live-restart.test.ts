@@ -51,6 +51,9 @@ describe("kill -9 between the ack and the post", () => {
       ts,
       { joined: 60, left: 15, now: 45, peak: 60, unique: 60 },
       "after the restart",
+      // A cold child under a loaded CI machine: its first turn can come late (20 s was once
+      // not enough there); what is checked is exactness, not speed.
+      45_000,
     );
 
     const scanner = createSecretScanner();

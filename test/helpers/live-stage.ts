@@ -223,15 +223,21 @@ export async function expectExactCounts(
   ts: string,
   want: { joined: number; left: number; now: number; peak: number; unique: number },
   context: string,
+  digestTimeoutMs = 20_000,
 ): Promise<void> {
   const view = stage.view(ts);
   await eventually(
     () => {
       const t = digestTotals(view.thread());
-      return t.joined >= want.joined && t.left >= want.left ? t : undefined;
+      if (t.joined >= want.joined && t.left >= want.left) return t;
+      // Thrown, so a timeout says how far the digests got and what the children last logged.
+      const tail = stage.children.at(-1)?.output.join("").split("\n").slice(-12).join("\n");
+      throw new Error(
+        `${t.joined} joined / ${t.left} left so far; the last child logged:\n${tail}`,
+      );
     },
     `the digests ${context}`,
-    20_000,
+    digestTimeoutMs,
   );
   const figures = `Attendees now *${want.now}* · peak *${want.peak}* · unique *${want.unique}*`;
   await eventually(
