@@ -79,6 +79,11 @@ const ANNOUNCE_TRIES = 5;
  */
 export type EngineDeps = Pick<Deps, "store" | "logger" | "bulkClient" | "now" | "onClose"> & {
   readonly metrics: Pick<Metrics, "slackCalls" | "queueDepth">;
+  /**
+   * Called as each outbox read begins: from here on, anything newly stored needs a nudge to be
+   * seen soon (the engine's thread raises the shared flag, see ThreadInit.wantsNudge).
+   */
+  readonly reading?: () => void;
 };
 
 export class LiveEngine {
@@ -253,6 +258,7 @@ export class LiveEngine {
 
   private async tick(): Promise<void> {
     if (this.stopped) return;
+    this.deps.reading?.();
     const rows = await this.deps.store.outbox.list(this.options.batch);
     this.deps.metrics.queueDepth.set({ queue: "outbox" }, rows.length);
     this.emptyReads = rows.length === 0 ? this.emptyReads + 1 : 0;

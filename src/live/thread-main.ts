@@ -61,9 +61,11 @@ const store = await openStore(init.storeUrl, {
   ...(init.storeNamespace ? { namespace: init.storeNamespace } : {}),
 });
 
+const wantsNudge = new Int32Array(init.wantsNudge);
 const deps: EngineDeps = {
   store,
   logger,
+  reading: () => Atomics.store(wantsNudge, 0, 1),
   metrics: {
     slackCalls: metric("slackCalls") as unknown as EngineDeps["metrics"]["slackCalls"],
     queueDepth: metric("queueDepth") as unknown as EngineDeps["metrics"]["queueDepth"],
