@@ -14,7 +14,6 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
 import { attendanceText } from "../src/blocks/attendance.ts";
-import { subscribeChannel } from "../src/domain/subscriptions.ts";
 import { SANDBOX_SEEDS, startSandboxServer } from "../src/sandbox/index.ts";
 import { botScopes } from "../src/slack/scopes.ts";
 import { createCipher, openStore } from "../src/store/index.ts";

@@ -12,7 +12,6 @@ import {
   sessionsRepo,
 } from "./live-record.ts";
 import { ChannelPacer } from "./pacer.ts";
-import { EventLive } from "./state.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.

@@ -1,11 +1,7 @@
-import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, hash, timingSafeEqual } from "node:crypto";
 import type { Installation } from "@slack/bolt";
 import { z } from "zod";
-import { REDACTED, scrub } from "../log.ts";
-import type { Cipher } from "./crypto.ts";
-import { STORE_ERROR_CODES, StoreError } from "./errors.ts";
-import type { KeyValueStore } from "./kv.ts";
-import { bindRepository, defineRepository } from "./repository.ts";
+import { defineRepository } from "./repository.ts";
 
 /**
  * The records of DESIGN.md's "Data (keyv)" table, with their exact key layouts, and a small

@@ -1,6 +1,5 @@
-import { createHash, hash, randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import type { Installation } from "@slack/bolt";
-import { z } from "zod";
 import { REDACTED, scrub } from "../log.ts";
 import type { Cipher } from "./crypto.ts";
 import { isUnopenable, STORE_ERROR_CODES, StoreError } from "./errors.ts";

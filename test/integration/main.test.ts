@@ -1,10 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { join } from "node:path";
 import { startSlackEmulator } from "@onair/slack-emulator";
 import { describe, expect, it } from "vitest";
 import { botScopes } from "../../src/slack/scopes.ts";
