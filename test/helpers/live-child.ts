@@ -13,6 +13,13 @@ const app = await startApp({
   host: "127.0.0.1",
 });
 process.stdout.write(`ONAIR_READY ${app.origin}\n`);
+// A child outliving an aborted test run would keep its live engine on the shared Redis test
+// databases and take the next run's leases: once the process that spawned it is gone (this
+// child is re-parented), it goes too.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(1);
+}, 1_000).unref();
 process.on("SIGTERM", () => {
   void app.close().then(() => process.exit(0));
 });
