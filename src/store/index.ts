@@ -1,10 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { z } from "zod";
 import type { Logger } from "../log.ts";
-import { openMemory } from "./backends/memory.ts";
-import { openPostgres, postgresLabel } from "./backends/postgres.ts";
-import { openRedis, redisLabel } from "./backends/redis.ts";
-import { openSqlite } from "./backends/sqlite.ts";
+import { postgresLabel, redisLabel } from "./backends/labels.ts";
 import type { Backend } from "./backends/types.ts";
 import type { Cipher } from "./crypto.ts";
 import { causeText, STORE_ERROR_CODES, StoreError } from "./errors.ts";
@@ -111,16 +108,23 @@ async function openBackend(url: string, opts: OpenStoreOptions): Promise<Backend
           "STORE_URL must name a file, as sqlite://PATH (an in-memory SQLite would lose data on restart)",
         );
       }
+      const { openSqlite } = await import("./backends/sqlite.ts");
       return openSqlite(isAbsolute(path) ? path : resolve(path), bo);
     }
     case "redis":
-    case "rediss":
+    case "rediss": {
+      const { openRedis } = await import("./backends/redis.ts");
       return openRedis(url, bo);
+    }
     case "postgres":
-    case "postgresql":
+    case "postgresql": {
+      const { openPostgres } = await import("./backends/postgres.ts");
       return openPostgres(url, bo);
-    case "memory":
+    }
+    case "memory": {
+      const { openMemory } = await import("./backends/memory.ts");
       return openMemory(url.replace(/^memory:(\/\/)?/i, ""));
+    }
     default:
       throw new StoreError(
         STORE_ERROR_CODES.badUrl,

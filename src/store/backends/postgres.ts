@@ -1,5 +1,6 @@
 import pg from "pg";
 import { causeText } from "../errors.ts";
+import { postgresLabel } from "./labels.ts";
 import { type Backend, type BackendOptions, prefixEnd } from "./types.ts";
 
 /**
@@ -29,15 +30,6 @@ const TABLE = "keyv";
  */
 export const POSTGRES_WRITES_IN_FLIGHT = 4;
 const INDEX = `${TABLE}_key_c`;
-
-export function postgresLabel(url: string): string {
-  try {
-    const u = new URL(url);
-    return `postgres ${u.host}${u.pathname}`;
-  } catch {
-    return "postgres";
-  }
-}
 
 /** Concurrent `CREATE … IF NOT EXISTS` from parallel starts can still collide on the catalog. */
 const RACE_CODES = new Set(["23505", "42P07"]);

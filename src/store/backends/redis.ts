@@ -1,5 +1,6 @@
 import { createClient } from "@redis/client";
 import { causeText } from "../errors.ts";
+import { redisLabel } from "./labels.ts";
 import * as scripts from "./redis-scripts.ts";
 import type { Backend, BackendOptions } from "./types.ts";
 
@@ -33,15 +34,6 @@ const INDEX_VERSION = "1";
 /** Glob characters in a prefix must match literally. */
 function globEscape(s: string): string {
   return s.replace(/[*?[\]\\]/g, "\\$&");
-}
-
-export function redisLabel(url: string): string {
-  try {
-    const u = new URL(url);
-    return `redis ${u.host}${u.pathname && u.pathname !== "/" ? u.pathname : ""}`;
-  } catch {
-    return "redis";
-  }
 }
 
 /** Where a namespace's index lives; `keyPrefix` is `ns:` or "". */
