@@ -80,7 +80,7 @@ export type EngineDeps = Pick<Deps, "store" | "logger" | "bulkClient" | "now" | 
   readonly metrics: Pick<Metrics, "slackCalls" | "queueDepth">;
   /**
    * Called as each outbox read begins: from here on, anything newly stored needs a nudge to be
-   * seen soon (the engine's thread raises the shared flag, see ThreadInit.wantsNudge).
+   * seen soon (see NudgeGate.reading).
    */
   readonly reading?: () => void;
 };

@@ -6,6 +6,7 @@ import type { Metrics } from "../metrics.ts";
 import { NoInstallationError } from "../slack-errors.ts";
 import { type LiveEngineOptions, startLiveEngine } from "./engine.ts";
 import { Ingest } from "./ingest.ts";
+import { NudgeGate } from "./nudge-gate.ts";
 import { engineSnapshot } from "./report-post.ts";
 import { spawnLiveThread } from "./thread.ts";
 import type { FromThread, ThreadInit, ToThread } from "./thread-protocol.ts";
@@ -36,13 +37,19 @@ const STOP_MS = 5_000;
 
 export async function startLiveHost(deps: Deps, opts: LiveHostOptions): Promise<LiveHost> {
   if (!opts.thread) return inline(deps, opts.engine ?? {});
-  const wantsNudge = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
-  return threaded(deps, { ...opts.thread, engine: opts.engine ?? {}, wantsNudge });
+  return threaded(deps, {
+    ...opts.thread,
+    engine: opts.engine ?? {},
+    wantsNudge: NudgeGate.buffer(),
+  });
 }
 
 function inline(deps: Deps, options: LiveEngineOptions): LiveHost {
-  const engine = startLiveEngine(deps, options);
-  const ingest = new Ingest(deps, () => engine.nudge());
+  const gate = new NudgeGate();
+  const engine = startLiveEngine({ ...deps, reading: () => gate.reading() }, options);
+  const ingest = new Ingest(deps, () => {
+    if (gate.stored()) engine.nudge();
+  });
   return {
     ingest,
     where: "inline",
@@ -66,6 +73,8 @@ async function threaded(deps: Deps, init: ThreadInit): Promise<LiveHost> {
   let stopped: (() => void) | undefined;
 
   const post = (m: ToThread) => worker?.postMessage(m);
+  // Shared with the thread: only the first message stored after each outbox read nudges it.
+  const gate = new NudgeGate(init.wantsNudge);
 
   const onMessage = (m: FromThread) => {
     switch (m.t) {
@@ -110,7 +119,7 @@ async function threaded(deps: Deps, init: ThreadInit): Promise<LiveHost> {
 
   const start = async (): Promise<void> => {
     // A new thread reads the outbox first thing; until then, the first store nudges it.
-    Atomics.store(new Int32Array(init.wantsNudge), 0, 1);
+    gate.reading();
     const w = await spawnLiveThread(init, onMessage);
     worker = w;
     w.on("error", (err) => log.error({ err }, "live: the engine's thread failed"));
@@ -133,14 +142,9 @@ async function threaded(deps: Deps, init: ThreadInit): Promise<LiveHost> {
   };
   await start();
 
-  // Thousands of messages stored a second: only the first stored after the engine began a read
-  // sends a nudge (a postMessage costs the route's thread ~15 µs, profiled with
-  // bench/profile-ingest.ts: a tenth of a message); the others are seen by the read it brings.
-  const wants = new Int32Array(init.wantsNudge);
-  const stored = () => {
-    if (Atomics.exchange(wants, 0, 0) === 1) post({ t: "nudge" });
-  };
-  const ingest = new Ingest(deps, stored);
+  const ingest = new Ingest(deps, () => {
+    if (gate.stored()) post({ t: "nudge" });
+  });
   return {
     ingest,
     where: "thread",

@@ -6,6 +6,7 @@ import { NoInstallationError } from "../slack-errors.ts";
 import { createCipher, openStore } from "../store/index.ts";
 import { type EngineDeps, LiveEngine } from "./engine.ts";
 import { LIVE_REPOSITORIES } from "./live-record.ts";
+import { NudgeGate } from "./nudge-gate.ts";
 import { engineSnapshot } from "./report-post.ts";
 import type { FromThread, MetricName, ThreadInit, ToThread } from "./thread-protocol.ts";
 
@@ -61,11 +62,11 @@ const store = await openStore(init.storeUrl, {
   ...(init.storeNamespace ? { namespace: init.storeNamespace } : {}),
 });
 
-const wantsNudge = new Int32Array(init.wantsNudge);
+const gate = new NudgeGate(init.wantsNudge);
 const deps: EngineDeps = {
   store,
   logger,
-  reading: () => Atomics.store(wantsNudge, 0, 1),
+  reading: () => gate.reading(),
   metrics: {
     slackCalls: metric("slackCalls") as unknown as EngineDeps["metrics"]["slackCalls"],
     queueDepth: metric("queueDepth") as unknown as EngineDeps["metrics"]["queueDepth"],

@@ -18,11 +18,7 @@ export interface ThreadInit {
   /** Web API base for the thread's Slack clients; undefined = Slack's own. */
   slackApiUrl: string | undefined;
   engine: LiveEngineOptions;
-  /**
-   * One Int32 shared by both threads: 1 while the engine wants to hear that something was
-   * stored (set as each of its outbox reads begins), taken back to 0 by the first store that
-   * sends it a nudge. Stores seeing 0 send nothing: a read that will see them is already due.
-   */
+  /** The NudgeGate's flag, shared by the route's thread and the engine's (see nudge-gate.ts). */
   wantsNudge: SharedArrayBuffer;
 }
 
