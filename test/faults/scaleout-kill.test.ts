@@ -33,8 +33,9 @@ beforeAll(async () => {
   const ports: [number, number] = [await freePort(), await freePort()];
   // On a connection error the balancer tries the other instance (a health-checked LB).
   balancer = await startBalancer(ports, { failover: true });
-  envA = stage.childEnv({ port: ports[0], publicUrl: balancer.url, logLevel: "warn" });
-  envB = stage.childEnv({ port: ports[1], publicUrl: balancer.url, logLevel: "warn" });
+  // At info: a failure shows what the survivor last did (lease, lookups, Retry-After).
+  envA = stage.childEnv({ port: ports[0], publicUrl: balancer.url, logLevel: "info" });
+  envB = stage.childEnv({ port: ports[1], publicUrl: balancer.url, logLevel: "info" });
 }, 30_000);
 
 afterAll(async () => {
@@ -66,8 +67,10 @@ describe.skipIf(NO_REDIS_SERVER)("two instances on one Redis, one killed mid-bur
       acked: result.delivered,
       inFlight: CONCURRENCY,
       cardTimeoutMs: 40_000,
-      // Digests follow the card at the channel's pace (one post a second, after the takeover).
-      digestTimeoutMs: 40_000,
+      // Digests follow the card at the channel's pace (one post a second, after the takeover),
+      // and wait out any Retry-After of the lookups that make the takeover safe. One CI run
+      // (of about ten) saw them still behind after 40 s; what it was is not known yet.
+      digestTimeoutMs: 60_000,
     });
-  }, 120_000);
+  }, 150_000);
 });

@@ -269,7 +269,15 @@ export async function expectAckedCountedOnce(
     opts.cardTimeoutMs,
   );
   await eventually(
-    () => (digestTotals(view.thread()).joined >= view.unique() ? true : undefined),
+    () => {
+      const joined = digestTotals(view.thread()).joined;
+      if (joined >= view.unique()) return true;
+      // Thrown, so a timeout says how far the digests got and what each child last logged.
+      const tails = stage.children.map(
+        (c, i) => `child ${i}:\n${c.output.join("").split("\n").slice(-8).join("\n")}`,
+      );
+      throw new Error(`${joined} joined in digests, card ${view.unique()}\n${tails.join("\n")}`);
+    },
     "the digests",
     opts.digestTimeoutMs,
   );
