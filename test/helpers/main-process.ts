@@ -39,7 +39,10 @@ export function runMain(env: Record<string, string>, cwd: string) {
   child.stderr.on("data", (d) => {
     err += String(d);
   });
-  const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)));
+  // The exit code, or the signal's name when a signal ended the process (a crash says which).
+  const exited = new Promise<number | string | null>((done) =>
+    child.on("exit", (code, signal) => done(code ?? signal)),
+  );
   return {
     child,
     exited,

@@ -114,6 +114,6 @@ describe("npm start (src/main.ts)", { timeout: 60_000 }, () => {
     const good = runMain({ LOG_LEVEL: "warn" }, cwd);
     await good.waitFor(/open http:\/\/localhost:\d+\/playground/);
     good.child.kill("SIGINT");
-    expect(await good.exited).toBe(0);
+    expect(await good.exited, `stdout: ${good.out()}\nstderr: ${good.err()}`).toBe(0);
   });
 });
