@@ -30,13 +30,16 @@ export function h(tag, attrs, ...children) {
   return el;
 }
 
+/** Children as given to h(): nested arrays flattened, the absent ones dropped. */
+function present(children) {
+  return children
+    .flat(Number.POSITIVE_INFINITY)
+    .filter((c) => c !== undefined && c !== null && c !== false);
+}
+
 /** replaceChildren that takes nested arrays, as h() does. */
 export function fill(el, ...children) {
-  el.replaceChildren(
-    ...children
-      .flat(Number.POSITIVE_INFINITY)
-      .filter((c) => c !== undefined && c !== null && c !== false),
-  );
+  el.replaceChildren(...present(children));
 }
 
 /**
@@ -46,11 +49,7 @@ export function fill(el, ...children) {
 export function fillKeeping(el, kept, ...children) {
   if (kept.parentNode !== el) return fill(el, ...children, kept);
   for (const c of [...el.childNodes]) if (c !== kept) c.remove();
-  kept.before(
-    ...children
-      .flat(Number.POSITIVE_INFINITY)
-      .filter((c) => c !== undefined && c !== null && c !== false),
-  );
+  kept.before(...present(children));
 }
 
 const EMOJI = {
