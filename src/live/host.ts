@@ -40,7 +40,7 @@ export async function startLiveHost(deps: Deps, opts: LiveHostOptions): Promise<
   return threaded(deps, {
     ...opts.thread,
     engine: opts.engine ?? {},
-    wantsNudge: NudgeGate.buffer(),
+    wantsNudge: NudgeGate.raisedFlag(),
   });
 }
 

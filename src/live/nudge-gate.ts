@@ -13,12 +13,12 @@
 export class NudgeGate {
   private readonly flag: Int32Array;
 
-  constructor(readonly buffer: SharedArrayBuffer = NudgeGate.buffer()) {
+  constructor(readonly buffer: SharedArrayBuffer = NudgeGate.raisedFlag()) {
     this.flag = new Int32Array(buffer);
   }
 
   /** A flag raised: the first store nudges. */
-  static buffer(): SharedArrayBuffer {
+  static raisedFlag(): SharedArrayBuffer {
     const b = new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT);
     Atomics.store(new Int32Array(b), 0, 1);
     return b;
