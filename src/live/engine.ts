@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import type { Deps } from "../deps.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import type { Metrics } from "../metrics.ts";
@@ -18,7 +19,9 @@ import { ChannelPacer } from "./pacer.ts";
  *
  * - The webhook route stores each message (outbox) and answers; nothing else on the hot path.
  * - Each event has one owner at a time (a claimOnce lease on Redis and Postgres, where several
- *   processes share the store; SQLite and memory stores belong to one process). The owner applies
+ *   processes share the store; SQLite and memory stores belong to one process). The lease holds
+ *   its owner's id; the owner extends it with a compare-and-set, whatever its lanes are doing,
+ *   so a slow Slack call never lets it lapse, and nobody else can extend or give it back. The owner applies
  *   the event's outbox items in order to its in-memory figures, writes the event's live record
  *   (one value per batch, not per message), and only then removes the items. A crash before the
  *   removal replays them, and replaying is harmless (state.ts).
@@ -40,8 +43,8 @@ export interface LiveEngineOptions {
   pollMs?: number;
   /**
    * The longest wait between reads of an empty outbox. Default 2,000 ms. Other instances'
-   * messages and a restart's leftovers are found by polling; on Redis each read is a SCAN of the
-   * keyspace, which an idle fleet should not repeat five times a second.
+   * messages and a restart's leftovers are found by polling, which an idle fleet should not
+   * repeat five times a second.
    */
   maxPollMs?: number;
   /** An owned event with nothing to do is let go after this long. Default 10 s. */
@@ -93,6 +96,8 @@ export class LiveEngine {
   private readonly active: Repository<{ since: number }>;
   readonly runs = new Map<string, EventRun>();
   private readonly leases: boolean;
+  /** What this engine's leases hold: only it extends or gives them back. */
+  private readonly owner = randomUUID();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private again = false;
@@ -227,6 +232,7 @@ export class LiveEngine {
       const ok = await this.deps.store.claimOnce(
         this.leaseKey(team, eventId),
         this.options.leaseMs,
+        this.owner,
       );
       if (!ok) return undefined;
       until = Date.now() + this.options.leaseMs;
@@ -246,7 +252,15 @@ export class LiveEngine {
     run.stop();
     this.runs.delete(run.id);
     if (this.marked.delete(run.id)) await this.active.delete(run.id);
-    if (this.leases) await this.deps.store.delete(this.leaseKey(run.team, run.eventId));
+    // Given back as a lease that ends now, and only if it is still ours.
+    if (this.leases) await this.extendLease(run, 1);
+  }
+
+  /** Compare-and-set on the owner: false when the lease lapsed or is someone else's. */
+  private extendLease(run: EventRun, ms: number): Promise<boolean> {
+    return this.deps.store.update<string>(this.leaseKey(run.team, run.eventId), (held) =>
+      held === this.owner ? { value: this.owner, ttlMs: ms } : undefined,
+    );
   }
 
   private async mark(run: EventRun): Promise<void> {
@@ -340,23 +354,29 @@ export class LiveEngine {
       if (now >= run.leaseUntil) {
         // Lapsed (a stalled event loop): someone else may own it now, and deleting the lease
         // key would take theirs. Let go; whoever owns it reads what was saved.
-        run.stop();
-        this.runs.delete(run.id);
+        this.lostLease(run, "lapsed");
         continue;
       }
-      if (run.leaseUntil - now > this.options.leaseMs / 2 || run.inflight > 0) continue;
-      await run.save();
-      const key = this.leaseKey(run.team, run.eventId);
-      await this.deps.store.delete(key);
-      if (await this.deps.store.claimOnce(key, this.options.leaseMs)) {
-        run.leaseUntil = Date.now() + this.options.leaseMs;
+      if (run.leaseUntil - now > this.options.leaseMs / 2) continue;
+      // Extended while its lanes post: a call never needs the lease to be let go first.
+      const at = Date.now();
+      if (await this.extendLease(run, this.options.leaseMs)) {
+        run.leaseUntil = at + this.options.leaseMs;
         run.wakeAll();
       } else {
-        // Another process took it over between the two steps; it reads what was just saved.
-        run.stop();
-        this.runs.delete(run.id);
+        // Lapsed, and perhaps taken over: the new owner reads what was saved.
+        this.lostLease(run, "not extended");
       }
     }
+  }
+
+  private lostLease(run: EventRun, why: string): void {
+    this.deps.logger.warn(
+      { event: run.eventId, why },
+      "live: lost an event's lease; letting it go (whoever owns it now reads what was saved)",
+    );
+    run.stop();
+    this.runs.delete(run.id);
   }
 
   async stop(): Promise<void> {

@@ -40,8 +40,10 @@ export interface KeyValueStore {
   /**
    * True for exactly one caller among all processes sharing the backend, until `ttlMs` has
    * passed; after that the key can be claimed again. For "do this once" (deduplication, leases).
+   * `value` (default true) is what the key holds meanwhile: a lease keeps its owner there, so
+   * that only the owner extends it (`update`) or gives it back.
    */
-  claimOnce(key: string, ttlMs: number): Promise<boolean>;
+  claimOnce(key: string, ttlMs: number, value?: unknown): Promise<boolean>;
   /** Removes expired entries that nobody read since they expired (SQL and memory backends). */
   sweepExpired(): Promise<number>;
   /** Resolves when the backend answers; rejects with a StoreError otherwise. */
@@ -329,7 +331,7 @@ export function createKeyValueStore(
       return bounded("delete", prefix, backend.deletePrefix(p), bulkMs);
     },
 
-    async claimOnce(key, ttlMs) {
+    async claimOnce(key, ttlMs, value = true) {
       const k = full("claim", key);
       if (!(Number.isFinite(ttlMs) && ttlMs > 0)) {
         throw new StoreError(STORE_ERROR_CODES.invalid, "claim", backend.label, key, "bad ttl");
@@ -337,7 +339,7 @@ export function createKeyValueStore(
       await afterWritesTo(k);
       const now = Date.now();
       const ms = Math.ceil(ttlMs);
-      const raw = serialize({ value: true, expires: now + ms });
+      const raw = serialize({ value, expires: now + ms });
       return bounded("claim", key, backend.claim(k, raw, ms, now));
     },
 

@@ -12,6 +12,7 @@ import {
 } from "@onair/slack-emulator";
 import { type OnAirApp, startApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
+import type { LiveEngineOptions } from "../../src/live/engine.ts";
 import type { Sandbox } from "../../src/sandbox/index.ts";
 import { botScopes } from "../../src/slack/scopes.ts";
 
@@ -48,6 +49,8 @@ export interface Harness {
 export interface HarnessOptions {
   /** Where the live engine runs (default: its own thread, as in production). */
   liveEngine?: "thread" | "inline";
+  /** The live engine's timings (a short lease, say). */
+  liveOptions?: LiveEngineOptions;
   /** Default: a fresh SQLite file in a temp dir. */
   storeUrl?: string;
   /** OAuth mode (no bot token): install through the emulator's authorize page. */
@@ -112,6 +115,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     dataDir: dir,
     ...(options.storeNamespace ? { storeNamespace: options.storeNamespace } : {}),
     ...(options.liveEngine ? { liveEngine: options.liveEngine } : {}),
+    ...(options.liveOptions ? { liveOptions: options.liveOptions } : {}),
   });
   emulator.setAppUrl(app.origin);
   const secrets = [signingSecret, emulator.botToken, emulator.clientSecret, encryptionKey];

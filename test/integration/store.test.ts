@@ -658,6 +658,32 @@ for (const backend of BACKENDS) {
       expect(await store.claimOnce("claim:plain", 1000)).toBe(false);
     });
 
+    it("claimOnce with an owner: only the owner extends it, and a lapsed one is lost", async () => {
+      const { store, url, ns } = await fresh();
+      const other = await another(url, ns);
+      const extend = (s: typeof store, owner: string, ttlMs: number) =>
+        s.update<string>("lease:e", (held) =>
+          held === owner ? { value: owner, ttlMs } : undefined,
+        );
+      expect(await store.claimOnce("lease:e", 150, "me")).toBe(true);
+      expect(await other.claimOnce("lease:e", 150, "you")).toBe(false);
+      expect(await extend(other, "you", 10_000)).toBe(false);
+      // Extended past the first expiry: nobody else can claim it after the first 150 ms.
+      expect(await extend(store, "me", 10_000)).toBe(true);
+      await sleep(250);
+      expect(await other.claimOnce("lease:e", 150, "you")).toBe(false);
+      expect(await store.get("lease:e")).toBe("me");
+      // Given back by its owner (a 1 ms lease): the next claimer gets it, and the old owner's
+      // extension fails from then on.
+      expect(await extend(store, "me", 1)).toBe(true);
+      await sleep(20);
+      expect(await other.claimOnce("lease:e", 150, "you")).toBe(true);
+      expect(await extend(store, "me", 10_000)).toBe(false);
+      await sleep(250);
+      // Lapsed: even its owner cannot extend it.
+      expect(await extend(other, "you", 10_000)).toBe(false);
+    });
+
     it("keeps data across close and reopen", async () => {
       const { store, url, ns } = await fresh();
       await populate(store, "T1");

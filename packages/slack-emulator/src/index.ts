@@ -61,6 +61,7 @@ export {
   type CallRecord,
   type SlackEmulator,
   type SlackEmulatorOptions,
+  type SlowRule,
   startSlackEmulator,
   type ThrottleRule,
 } from "./server.ts";

@@ -68,6 +68,17 @@ export interface ThrottleRule {
   readonly error?: string;
 }
 
+/** Slack answering late: the call takes effect at once, its answer comes `ms` later. */
+export interface SlowRule {
+  /** only this Web API method (default: any) */
+  readonly method?: string;
+  /** only calls naming this channel (id or name as sent) */
+  readonly channel?: string;
+  /** how many matching calls are answered late */
+  readonly times: number;
+  readonly ms: number;
+}
+
 export interface CallRecord {
   /** 1, 2, 3… in arrival order */
   readonly seq: number;
@@ -118,6 +129,8 @@ export interface SlackEmulator {
   /** the next `times` matching calls get HTTP 429 with Retry-After */
   throttle(rule: ThrottleRule): void;
   clearThrottles(): void;
+  /** the next `times` matching calls take effect at once and are answered `ms` later */
+  slow(rule: SlowRule): void;
   /** the per-channel message rate; undefined turns it off */
   setRateLimit(limit: RateLimit | undefined): void;
   /** replaces the parts of the rate limits given (false: every limit off); buckets refill */
@@ -241,6 +254,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
   const listeners = new Set<(c: CallRecord) => void>();
   let seq = 0;
   let throttles: { rule: ThrottleRule; left: number }[] = [];
+  let slows: { rule: SlowRule; left: number }[] = [];
   const limiter = new RateLimiter(now, opts.rateLimits ?? {});
   if (opts.rateLimit !== undefined) limiter.set({ perChannel: opts.rateLimit });
   let appUrl = opts.appUrl?.replace(/\/+$/, "");
@@ -259,21 +273,40 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     return rec;
   }
 
-  function throttled(method: string, args: Json): number | { error: string } | undefined {
+  /** Whether a throttle or slow rule names this call (its method and channel, if it says). */
+  function matches(rule: { method?: string; channel?: string }, method: string, args: Json) {
+    if (rule.method !== undefined && rule.method !== method) return false;
+    if (rule.channel === undefined) return true;
     const channel = typeof args.channel === "string" ? args.channel : undefined;
-    const resolved = channel === undefined ? undefined : workspace.resolveChannel(channel)?.id;
+    if (channel === undefined) return false;
+    const resolved = workspace.resolveChannel(channel)?.id;
+    const want = workspace.resolveChannel(rule.channel)?.id ?? rule.channel;
+    return channel === rule.channel || resolved === want;
+  }
+
+  function throttled(method: string, args: Json): number | { error: string } | undefined {
     for (const t of throttles) {
-      if (t.left <= 0) continue;
-      if (t.rule.method !== undefined && t.rule.method !== method) continue;
-      if (t.rule.channel !== undefined) {
-        const want = workspace.resolveChannel(t.rule.channel)?.id ?? t.rule.channel;
-        if (channel === undefined || (channel !== t.rule.channel && resolved !== want)) continue;
-      }
+      if (t.left <= 0 || !matches(t.rule, method, args)) continue;
       t.left--;
       throttles = throttles.filter((x) => x.left > 0);
       return t.rule.error === undefined ? t.rule.retryAfterSec : { error: t.rule.error };
     }
-    return limiter.take(method, resolved);
+    const channel = typeof args.channel === "string" ? args.channel : undefined;
+    return limiter.take(
+      method,
+      channel === undefined ? undefined : workspace.resolveChannel(channel)?.id,
+    );
+  }
+
+  /** How long this call's answer is held back (SlowRule), 0 for most. */
+  function lateBy(method: string, args: Json): number {
+    for (const t of slows) {
+      if (t.left <= 0 || !matches(t.rule, method, args)) continue;
+      t.left--;
+      slows = slows.filter((x) => x.left > 0);
+      return t.rule.ms;
+    }
+    return 0;
   }
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, url: URL) {
@@ -365,6 +398,8 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       ...(r.unknownArguments.length > 0 && { unknown_arguments: r.unknownArguments }),
       ...(r.warnings.length > 0 && { warnings: r.warnings }),
     });
+    const late = lateBy(method, raw);
+    if (late > 0) await new Promise((resolve) => setTimeout(resolve, late));
     sendJson(res, 200, r.body, r.headers);
   }
 
@@ -565,6 +600,10 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     },
     clearThrottles() {
       throttles = [];
+    },
+    slow(rule: SlowRule) {
+      if (!(rule.times > 0) || !(rule.ms >= 0)) throw new Error("slow needs times > 0 and ms >= 0");
+      slows.push({ rule, left: rule.times });
     },
     get notifications() {
       return workspace.notifications;
