@@ -28,7 +28,31 @@ if (compiled && config.mode === "playground") {
   );
 }
 
-let close: () => Promise<void>;
+let close: (() => Promise<void>) | undefined;
+/** The signal that asked the app to stop, if one has. */
+let asked: string | undefined;
+let stopping = false;
+async function shutdown(signal: string) {
+  asked = signal;
+  // Still starting: stopped as soon as there is something to close (below).
+  if (!close || stopping) return;
+  stopping = true;
+  process.stdout.write(`onair: ${signal}, shutting down\n`);
+  // A close that hangs must not keep the process from exiting.
+  setTimeout(() => process.exit(1), 10_000).unref();
+  try {
+    await close();
+    process.exit(0);
+  } catch (err) {
+    process.stderr.write(`onair: error while shutting down: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+// Handled before the app says it is up: whoever reads that line and signals at once is heard,
+// never met by the default action (ended by the signal, no clean close).
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));
+
 try {
   // Loaded after the configuration is known good: a bad variable is reported at once.
   if (config.mode === "slack") {
@@ -67,20 +91,5 @@ try {
   fail(`could not start: ${scrub(String((err as Error)?.message ?? err))}`);
 }
 
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write(`onair: ${signal}, shutting down\n`);
-  // A close that hangs must not keep the process from exiting.
-  setTimeout(() => process.exit(1), 10_000).unref();
-  try {
-    await close();
-    process.exit(0);
-  } catch (err) {
-    process.stderr.write(`onair: error while shutting down: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
-}
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
-process.on("SIGINT", () => void shutdown("SIGINT"));
+// A signal while starting stops the app once it has started.
+if (asked) void shutdown(asked);

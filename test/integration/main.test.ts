@@ -103,6 +103,21 @@ describe("npm start (src/main.ts)", { timeout: 60_000 }, () => {
     }
   });
 
+  it("a signal while it starts: it finishes starting, then closes cleanly (exit 0)", async () => {
+    const cwd = tempDir();
+    const p = runMain({ PORT: "0", LOG_LEVEL: "debug" }, cwd);
+    // The first log line comes while the app is still starting (Bolt initialised, nothing
+    // announced): the default action of SIGINT here would end it by the signal.
+    await p.waitFor(/"msg":"initialized"/);
+    expect(p.out()).not.toMatch(/open http/);
+    p.child.kill("SIGINT");
+    expect(await p.exited, `stdout: ${p.out()}\nstderr: ${p.err()}`).toBe(0);
+    expect(p.out()).toMatch(
+      /open http:\/\/localhost:\d+\/playground[\s\S]*onair: SIGINT, shutting down/,
+    );
+    expect(existsSync(join(cwd, "data/playground-workspace.json"))).toBe(true);
+  });
+
   it("reads .env in the working directory; the environment wins over it", async () => {
     const cwd = tempDir();
     const { writeFileSync } = await import("node:fs");
