@@ -23,9 +23,25 @@ if (!(LOG_LEVELS as readonly string[]).includes(rawLevel)) {
 const logger = createLogger({ level: rawLevel as LogLevel });
 const host = process.env.HOST?.trim() || "127.0.0.1";
 
-const server = await startSandboxServer({ port, host, logger }).catch((err: unknown) =>
+const starting = startSandboxServer({ port, host, logger }).catch((err: unknown) =>
   fail(`cannot listen on ${host}:${port}: ${err instanceof Error ? err.message : String(err)}`),
 );
+
+let stopping = false;
+async function stop(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  // A signal while starting closes the server once it listens.
+  const started = await starting;
+  process.stdout.write(`onair sandbox: ${signal}, shutting down\n`);
+  await started.close();
+  process.exit(0);
+}
+// Handled before the listening line is written: whoever signals on reading it is heard.
+process.on("SIGINT", () => void stop("SIGINT"));
+process.on("SIGTERM", () => void stop("SIGTERM"));
+
+const server = await starting;
 
 process.stdout.write(
   [
@@ -37,14 +53,3 @@ process.stdout.write(
     "",
   ].join("\n"),
 );
-
-let stopping = false;
-async function stop(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  process.stdout.write(`onair sandbox: ${signal}, shutting down\n`);
-  await server.close();
-  process.exit(0);
-}
-process.on("SIGINT", () => void stop("SIGINT"));
-process.on("SIGTERM", () => void stop("SIGTERM"));
