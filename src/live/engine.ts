@@ -236,6 +236,7 @@ export class LiveEngine {
       );
       if (!ok) return undefined;
       until = Date.now() + this.options.leaseMs;
+      this.deps.logger.info({ event: eventId, owner: this.owner }, "live: owning an event");
     }
     const { record, live } = await this.loadLive(team, eventId);
     const run = new EventRun(this, team, eventId, record, live, until);
@@ -401,8 +402,30 @@ export class LiveEngine {
       }),
     ]);
     clearTimeout(timer);
-    for (const run of this.runs.values()) run.stop();
+    const runs = [...this.runs.values()];
+    for (const run of runs) run.stop();
     this.runs.clear();
+    // Given back, so that another instance takes the events over at once rather than when the
+    // leases run out (a rolling restart would otherwise pause every card for up to a lease).
+    // Each run saved what it had; its live-active marker stays, so whoever takes it over posts
+    // what is left.
+    if (this.leases) {
+      await Promise.all(
+        runs.map(async (run) => {
+          try {
+            await run.saved();
+            if (await this.extendLease(run, 1)) {
+              this.deps.logger.info(
+                { event: run.eventId, owner: this.owner },
+                "live: gave an event back",
+              );
+            }
+          } catch (err) {
+            this.deps.logger.warn({ err, event: run.eventId }, "live: lease not given back");
+          }
+        }),
+      );
+    }
   }
 }
 

@@ -128,6 +128,11 @@ export class EventRun {
     return p;
   }
 
+  /** Resolves when every save begun so far has finished (or failed). */
+  saved(): Promise<void> {
+    return this.chain;
+  }
+
   async readSub(subscriptionId: string | undefined): Promise<void> {
     const deps = this.engine.deps;
     const id = subscriptionId ?? this.sub?.id;
