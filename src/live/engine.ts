@@ -1,10 +1,11 @@
-import { randomUUID } from "node:crypto";
 import type { Deps } from "../deps.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import type { Metrics } from "../metrics.ts";
 import { retryAfterMs } from "../slack-errors.ts";
 import type { OutboxItem, Repository } from "../store/index.ts";
+import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
+import { EventLeases } from "./leases.ts";
 import {
   activeRepo,
   type LiveRecord,
@@ -18,10 +19,10 @@ import { ChannelPacer } from "./pacer.ts";
  * The live engine: drains the outbox into live cards and digest threads.
  *
  * - The webhook route stores each message (outbox) and answers; nothing else on the hot path.
- * - Each event has one owner at a time (a claimOnce lease on Redis and Postgres, where several
- *   processes share the store; SQLite and memory stores belong to one process). The lease holds
- *   its owner's id; the owner extends it with a compare-and-set, whatever its lanes are doing,
- *   so a slow Slack call never lets it lapse, and nobody else can extend or give it back. The owner applies
+ * - Each event has one owner at a time (a lease on Redis and Postgres, where several processes
+ *   share the store, leases.ts; SQLite and memory stores belong to one process). The owner
+ *   extends it whatever its lanes are doing, so a slow Slack call never lets it lapse, and gives
+ *   it back when it stops. The owner applies
  *   the event's outbox items in order to its in-memory figures, writes the event's live record
  *   (one value per batch, not per message), and only then removes the items. A crash before the
  *   removal replays them, and replaying is harmless (state.ts).
@@ -35,42 +36,7 @@ import { ChannelPacer } from "./pacer.ts";
  *   seconds) markers whose owner is gone are picked up, so nothing acknowledged is lost.
  */
 
-export interface LiveEngineOptions {
-  /**
-   * How often the outbox is read when nobody nudges. Default 200 ms; each read that finds
-   * nothing doubles the wait, up to `maxPollMs`, and anything found (or a nudge) brings it back.
-   */
-  pollMs?: number;
-  /**
-   * The longest wait between reads of an empty outbox. Default 2,000 ms. Other instances'
-   * messages and a restart's leftovers are found by polling, which an idle fleet should not
-   * repeat five times a second.
-   */
-  maxPollMs?: number;
-  /** An owned event with nothing to do is let go after this long. Default 10 s. */
-  idleReleaseMs?: number;
-  /** Shortest time between two outbox turns. Default 100 ms. */
-  minTurnMs?: number;
-  /** Slack calls per channel: one per this. Default 1000 ms. */
-  paceMs?: number;
-  /** Thread digests per channel at most one per this. Default 3000 ms. */
-  digestEveryMs?: number;
-  /** Owner lease (shared stores). Default 10 s. */
-  leaseMs?: number;
-  /** Outbox items read per turn. Default 1000. */
-  batch?: number;
-}
-
-interface Options {
-  pollMs: number;
-  maxPollMs: number;
-  minTurnMs: number;
-  idleReleaseMs: number;
-  paceMs: number;
-  digestEveryMs: number;
-  leaseMs: number;
-  batch: number;
-}
+export type { LiveEngineOptions };
 
 /** How often a throttled announcement is tried before it is given up (each after Retry-After). */
 const ANNOUNCE_TRIES = 5;
@@ -89,15 +55,14 @@ export type EngineDeps = Pick<Deps, "store" | "logger" | "bulkClient" | "now" | 
 };
 
 export class LiveEngine {
-  readonly options: Options;
+  readonly options: EngineOptions;
   readonly lives: Repository<LiveRecord>;
   /** The sessions of each instance, in chunks beside the live record. */
   readonly sessions: Repository<string>;
   private readonly active: Repository<{ since: number }>;
   readonly runs = new Map<string, EventRun>();
-  private readonly leases: boolean;
-  /** What this engine's leases hold: only it extends or gives them back. */
-  private readonly owner = randomUUID();
+  /** Undefined on a store only this process uses. */
+  private readonly leases: EventLeases | undefined;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private again = false;
@@ -115,21 +80,15 @@ export class LiveEngine {
     readonly deps: EngineDeps,
     options: LiveEngineOptions = {},
   ) {
-    this.options = {
-      pollMs: options.pollMs ?? 200,
-      maxPollMs: Math.max(options.maxPollMs ?? 2_000, options.pollMs ?? 200),
-      minTurnMs: options.minTurnMs ?? 100,
-      idleReleaseMs: options.idleReleaseMs ?? 10_000,
-      paceMs: options.paceMs ?? 1_000,
-      digestEveryMs: options.digestEveryMs ?? 3_000,
-      leaseMs: options.leaseMs ?? 10_000,
-      batch: options.batch ?? 1_000,
-    };
+    this.options = engineOptions(options);
     this.lives = deps.store.repository(liveRepo);
     this.sessions = deps.store.repository(sessionsRepo);
     this.active = deps.store.repository(activeRepo);
     // SQLite and memory stores serve one process; Redis and Postgres may serve several.
-    this.leases = deps.store.kind === "redis" || deps.store.kind === "postgres";
+    this.leases =
+      deps.store.kind === "redis" || deps.store.kind === "postgres"
+        ? new EventLeases(deps.store, deps.logger, this.options.leaseMs)
+        : undefined;
     this.pacer = new ChannelPacer(deps.store, { paceMs: this.options.paceMs });
   }
 
@@ -219,25 +178,12 @@ export class LiveEngine {
     await this.ticking;
   }
 
-  private leaseKey(team: string, eventId: string): string {
-    return `live-lease:${team}:${eventId}`;
-  }
-
   private async acquire(team: string, eventId: string): Promise<EventRun | undefined> {
     const key = `${team}:${eventId}`;
     const existing = this.runs.get(key);
     if (existing) return existing;
-    let until = Number.POSITIVE_INFINITY;
-    if (this.leases) {
-      const ok = await this.deps.store.claimOnce(
-        this.leaseKey(team, eventId),
-        this.options.leaseMs,
-        this.owner,
-      );
-      if (!ok) return undefined;
-      until = Date.now() + this.options.leaseMs;
-      this.deps.logger.info({ event: eventId, owner: this.owner }, "live: owning an event");
-    }
+    const until = this.leases ? await this.leases.take(team, eventId) : Number.POSITIVE_INFINITY;
+    if (until === undefined) return undefined;
     const { record, live } = await this.loadLive(team, eventId);
     const run = new EventRun(this, team, eventId, record, live, until);
     this.runs.set(key, run);
@@ -253,15 +199,7 @@ export class LiveEngine {
     run.stop();
     this.runs.delete(run.id);
     if (this.marked.delete(run.id)) await this.active.delete(run.id);
-    // Given back as a lease that ends now, and only if it is still ours.
-    if (this.leases) await this.extendLease(run, 1);
-  }
-
-  /** Compare-and-set on the owner: false when the lease lapsed or is someone else's. */
-  private extendLease(run: EventRun, ms: number): Promise<boolean> {
-    return this.deps.store.update<string>(this.leaseKey(run.team, run.eventId), (held) =>
-      held === this.owner ? { value: this.owner, ttlMs: ms } : undefined,
-    );
+    await this.leases?.giveBack(run.team, run.eventId);
   }
 
   private async mark(run: EventRun): Promise<void> {
@@ -353,16 +291,16 @@ export class LiveEngine {
       } else run.idleSince = undefined;
       if (!this.leases) continue;
       if (now >= run.leaseUntil) {
-        // Lapsed (a stalled event loop): someone else may own it now, and deleting the lease
-        // key would take theirs. Let go; whoever owns it reads what was saved.
+        // Lapsed (a stalled event loop): someone else may own it now. Let go; whoever owns it
+        // reads what was saved.
         this.lostLease(run, "lapsed");
         continue;
       }
       if (run.leaseUntil - now > this.options.leaseMs / 2) continue;
       // Extended while its lanes post: a call never needs the lease to be let go first.
-      const at = Date.now();
-      if (await this.extendLease(run, this.options.leaseMs)) {
-        run.leaseUntil = at + this.options.leaseMs;
+      const until = await this.leases.extend(run.team, run.eventId);
+      if (until !== undefined) {
+        run.leaseUntil = until;
         run.wakeAll();
       } else {
         // Lapsed, and perhaps taken over: the new owner reads what was saved.
@@ -409,23 +347,20 @@ export class LiveEngine {
     // leases run out (a rolling restart would otherwise pause every card for up to a lease).
     // Each run saved what it had; its live-active marker stays, so whoever takes it over posts
     // what is left.
-    if (this.leases) {
-      await Promise.all(
-        runs.map(async (run) => {
-          try {
-            await run.saved();
-            if (await this.extendLease(run, 1)) {
-              this.deps.logger.info(
-                { event: run.eventId, owner: this.owner },
-                "live: gave an event back",
-              );
-            }
-          } catch (err) {
-            this.deps.logger.warn({ err, event: run.eventId }, "live: lease not given back");
+    const leases = this.leases;
+    if (!leases) return;
+    await Promise.all(
+      runs.map(async (run) => {
+        try {
+          await run.saved();
+          if (await leases.giveBack(run.team, run.eventId)) {
+            this.deps.logger.info({ event: run.eventId }, "live: gave an event back");
           }
-        }),
-      );
-    }
+        } catch (err) {
+          this.deps.logger.warn({ err, event: run.eventId }, "live: lease not given back");
+        }
+      }),
+    );
   }
 }
 

@@ -1,0 +1,52 @@
+/** The live engine's timings (engine.ts); tests shorten them. */
+
+export interface LiveEngineOptions {
+  /**
+   * How often the outbox is read when nobody nudges. Default 200 ms; each read that finds
+   * nothing doubles the wait, up to `maxPollMs`, and anything found (or a nudge) brings it back.
+   */
+  pollMs?: number;
+  /**
+   * The longest wait between reads of an empty outbox. Default 2,000 ms. Other instances'
+   * messages and a restart's leftovers are found by polling, which an idle fleet should not
+   * repeat five times a second.
+   */
+  maxPollMs?: number;
+  /** An owned event with nothing to do is let go after this long. Default 10 s. */
+  idleReleaseMs?: number;
+  /** Shortest time between two outbox turns. Default 100 ms. */
+  minTurnMs?: number;
+  /** Slack calls per channel: one per this. Default 1000 ms. */
+  paceMs?: number;
+  /** Thread digests per channel at most one per this. Default 3000 ms. */
+  digestEveryMs?: number;
+  /** Owner lease (shared stores). Default 10 s. */
+  leaseMs?: number;
+  /** Outbox items read per turn. Default 1000. */
+  batch?: number;
+}
+
+/** The options with every default filled in. */
+export interface EngineOptions {
+  pollMs: number;
+  maxPollMs: number;
+  minTurnMs: number;
+  idleReleaseMs: number;
+  paceMs: number;
+  digestEveryMs: number;
+  leaseMs: number;
+  batch: number;
+}
+
+export function engineOptions(options: LiveEngineOptions): EngineOptions {
+  return {
+    pollMs: options.pollMs ?? 200,
+    maxPollMs: Math.max(options.maxPollMs ?? 2_000, options.pollMs ?? 200),
+    minTurnMs: options.minTurnMs ?? 100,
+    idleReleaseMs: options.idleReleaseMs ?? 10_000,
+    paceMs: options.paceMs ?? 1_000,
+    digestEveryMs: options.digestEveryMs ?? 3_000,
+    leaseMs: options.leaseMs ?? 10_000,
+    batch: options.batch ?? 1_000,
+  };
+}
