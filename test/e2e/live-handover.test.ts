@@ -8,6 +8,7 @@ import {
   startBalancer,
   startLiveStage,
 } from "../helpers/live-stage.ts";
+import { emptyRedisDatabase } from "../helpers/servers.ts";
 
 /**
  * A rolling restart: of two instances on one Redis, the one owning the live event is stopped
@@ -45,13 +46,10 @@ function ownerLogged(output: readonly string[]): string | undefined {
 
 describe.skipIf(!REDIS && !required)("a rolling restart of two instances on one Redis", () => {
   beforeAll(async () => {
-    if (!REDIS) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
-    const url = new URL(REDIS);
-    url.pathname = `/${DB}`;
-    redis = createClient({ url: url.toString() });
+    const storeUrl = await emptyRedisDatabase(DB);
+    redis = createClient({ url: storeUrl });
     await redis.connect();
-    await redis.flushDb();
-    stage = await startLiveStage({ title: "Rolling restart town hall", storeUrl: url.toString() });
+    stage = await startLiveStage({ title: "Rolling restart town hall", storeUrl });
   }, 30_000);
 
   afterAll(async () => {

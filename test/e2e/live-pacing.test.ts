@@ -1,5 +1,4 @@
 import type { CallRecord } from "@onair/slack-emulator";
-import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import {
@@ -10,6 +9,7 @@ import {
   seedEvent,
 } from "../helpers/live-fixtures.ts";
 import { type LiveStage, startLiveStage } from "../helpers/live-stage.ts";
+import { emptyRedisDatabase } from "../helpers/servers.ts";
 
 /**
  * Slack's pace is about one message a second per channel, whoever posts. Two live events
@@ -136,17 +136,10 @@ describe.skipIf(!REDIS && !required)("two instances on one Redis, one channel", 
   });
 
   it("pace the channel together: posts about a second apart, exact counts, nothing twice", async () => {
-    if (!REDIS) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
-    const url = new URL(REDIS);
-    url.pathname = `/${DB}`;
-    const redis = createClient({ url: url.toString() });
-    await redis.connect();
-    await redis.flushDb();
-    await redis.close();
     stage = await startLiveStage({
       title: "Shared pace A",
       moreTitles: ["Shared pace B"],
-      storeUrl: url.toString(),
+      storeUrl: await emptyRedisDatabase(DB),
     });
     const [a, b] = stage.events as [SeededEvent, SeededEvent];
     // Each instance registers its event's webhooks at its own address, so each event's

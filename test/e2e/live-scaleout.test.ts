@@ -1,4 +1,3 @@
-import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/live-fixtures.ts";
 import {
@@ -8,6 +7,7 @@ import {
   startBalancer,
   startLiveStage,
 } from "../helpers/live-stage.ts";
+import { emptyRedisDatabase } from "../helpers/servers.ts";
 
 /**
  * Two app processes on one Redis behind a load balancer that alternates between them: the
@@ -26,14 +26,7 @@ let envB: Record<string, string>;
 
 describe.skipIf(!REDIS && !required)("two instances on one Redis", () => {
   beforeAll(async () => {
-    if (!REDIS) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
-    const url = new URL(REDIS);
-    url.pathname = `/${DB}`;
-    const storeUrl = url.toString();
-    const redis = createClient({ url: storeUrl });
-    await redis.connect();
-    await redis.flushDb();
-    await redis.close();
+    const storeUrl = await emptyRedisDatabase(DB);
 
     stage = await startLiveStage({ title: "Scaled-out all hands", storeUrl });
     const [portA, portB] = [await freePort(), await freePort()];

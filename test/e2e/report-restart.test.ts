@@ -1,4 +1,3 @@
-import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { liveRepo } from "../../src/live/live-record.ts";
 import { createCipher, openStore } from "../../src/store/index.ts";
@@ -10,6 +9,7 @@ import {
   startBalancer,
   startLiveStage,
 } from "../helpers/live-stage.ts";
+import { emptyRedisDatabase } from "../helpers/servers.ts";
 
 /**
  * The attendance report is posted once per instance: with two app instances on one Redis taking
@@ -30,14 +30,7 @@ let storeUrl: string;
 
 describe.skipIf(!REDIS && !required)("the attendance report, once", () => {
   beforeAll(async () => {
-    if (!REDIS) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
-    const url = new URL(REDIS);
-    url.pathname = `/${DB}`;
-    storeUrl = url.toString();
-    const redis = createClient({ url: storeUrl });
-    await redis.connect();
-    await redis.flushDb();
-    await redis.close();
+    storeUrl = await emptyRedisDatabase(DB);
     stage = await startLiveStage({ title: "Reported once", storeUrl });
     const ports: [number, number] = [await freePort(), await freePort()];
     balancer = await startBalancer(ports, { failover: true });

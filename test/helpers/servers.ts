@@ -175,3 +175,21 @@ export async function startPostgresCluster(opts: { durable?: boolean } = {}): Pr
     },
   };
 }
+
+/**
+ * The shared test Redis (TEST_REDIS_URL) at database `db`, emptied: for files whose app runs with
+ * no key namespace (child processes), so each such file takes a database of its own. Throws when
+ * TEST_REDIS_URL is not set (callers skip first unless ONAIR_REQUIRE_SERVICES=1).
+ */
+export async function emptyRedisDatabase(db: number): Promise<string> {
+  const base = process.env.TEST_REDIS_URL;
+  if (!base) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
+  const url = new URL(base);
+  url.pathname = `/${db}`;
+  const { createClient } = await import("@redis/client");
+  const redis = createClient({ url: url.toString() });
+  await redis.connect();
+  await redis.flushDb();
+  await redis.close();
+  return url.toString();
+}
