@@ -29,6 +29,7 @@ import {
   spawnApp,
 } from "../test/helpers/live-fixtures.ts";
 import { HAVE_POSTGRES_CLUSTER, startPostgresCluster } from "../test/helpers/servers.ts";
+import { checkpointRows } from "./checkpoint.ts";
 import { redisKeyspaceRows } from "./keyspace.ts";
 import { reportRows } from "./report.ts";
 import { subscribe } from "./subscribe.ts";
@@ -249,6 +250,7 @@ async function main(): Promise<void> {
     ingestSqliteNoWorker,
     ingestRedis,
     ingestPostgres,
+    sqliteCheckpoints,
     redisKeyspace,
     attendanceReport,
     ...extra,
@@ -546,6 +548,10 @@ async function ingestPostgres(): Promise<void> {
   } finally {
     await server.stop();
   }
+}
+
+async function sqliteCheckpoints(): Promise<void> {
+  await checkpointRows(rows);
 }
 
 async function redisKeyspace(): Promise<void> {

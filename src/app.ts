@@ -111,10 +111,13 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   });
   const previousKeys = config.previousEncryptionKey ? [config.previousEncryptionKey] : [];
   const cipher = createCipher(key, previousKeys);
+  // The engine in a thread of its own has a connection of its own, which checkpoints SQLite's log.
+  const inThread = (options.liveEngine ?? "thread") === "thread" && config.store.kind !== "memory";
   const store = await openStore(config.store.url, {
     cipher,
     repositories: LIVE_REPOSITORIES,
     logger,
+    sqliteCheckpoints: inThread ? "elsewhere" : "here",
     ...(options.storeNamespace ? { namespace: options.storeNamespace } : {}),
   });
   closers.push(() => store.close());
@@ -257,7 +260,6 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     },
   };
   registerListeners(slack.bolt, deps);
-  const inThread = (options.liveEngine ?? "thread") === "thread" && config.store.kind !== "memory";
   engine = await startLiveHost(deps, {
     thread: inThread
       ? {

@@ -1,7 +1,6 @@
 import type { Deps } from "../deps.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import type { Metrics } from "../metrics.ts";
-import { retryAfterMs } from "../slack-errors.ts";
 import type { OutboxItem, Repository } from "../store/index.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
@@ -13,7 +12,7 @@ import {
   loadEventLive,
   sessionsRepo,
 } from "./live-record.ts";
-import { ChannelPacer } from "./pacer.ts";
+import { announceLine, ChannelPacer } from "./pacer.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -22,10 +21,9 @@ import { ChannelPacer } from "./pacer.ts";
  * - Each event has one owner at a time (a lease on Redis and Postgres, where several processes
  *   share the store, leases.ts; SQLite and memory stores belong to one process). The owner
  *   extends it whatever its lanes are doing, so a slow Slack call never lets it lapse, and gives
- *   it back when it stops. The owner applies
- *   the event's outbox items in order to its in-memory figures, writes the event's live record
- *   (one value per batch, not per message), and only then removes the items. A crash before the
- *   removal replays them, and replaying is harmless (state.ts).
+ *   it back when it stops. The owner applies the event's outbox items in order, saves the result
+ *   once per batch (live-writer.ts), and only then removes the items. A crash before the removal
+ *   replays them onto the last whole save, and replaying is harmless (state.ts).
  * - Per event and channel a lane posts with the bulk client, which never retries. Every lane
  *   takes its turn from one pacer per workspace and channel (pacer.ts), shared by every event
  *   posting there and, on a shared store, by every instance: about one Slack call a second per
@@ -37,9 +35,6 @@ import { ChannelPacer } from "./pacer.ts";
  */
 
 export type { LiveEngineOptions };
-
-/** How often a throttled announcement is tried before it is given up (each after Retry-After). */
-const ANNOUNCE_TRIES = 5;
 
 /**
  * What the engine uses: the store, its own Slack clients, a logger, two metrics, the clock. In a
@@ -92,24 +87,10 @@ export class LiveEngine {
     this.pacer = new ChannelPacer(deps.store, { paceMs: this.options.paceMs });
   }
 
-  async announce(team: string, channel: string, text: string): Promise<void> {
-    const { deps } = this;
-    for (let attempt = 1; attempt <= ANNOUNCE_TRIES && !this.stopped; attempt++) {
-      try {
-        if (!(await this.pacer.acquire(team, channel, () => this.stopped))) return;
-        const client = await deps.bulkClient(team);
-        await client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false });
-        return;
-      } catch (err) {
-        const wait = retryAfterMs(err);
-        if (wait === undefined) {
-          deps.logger.warn({ err, channel }, "live: a line for the channel was not posted");
-          return;
-        }
-        await this.pacer.hold(team, channel, wait).catch(() => undefined);
-      }
-    }
-    deps.logger.warn({ channel }, "live: a line for the channel was not posted (still throttled)");
+  /** A line for the channel, at the channel's pace (pacer.ts); given up after a few 429s. */
+  announce(team: string, channel: string, text: string): Promise<void> {
+    const { deps, pacer } = this;
+    return announceLine({ ...deps, pacer, stopped: () => this.stopped }, team, channel, text);
   }
 
   async figures(team: string, eventId: string): Promise<AttendanceFigures | undefined> {
@@ -184,8 +165,8 @@ export class LiveEngine {
     if (existing) return existing;
     const until = this.leases ? await this.leases.take(team, eventId) : Number.POSITIVE_INFINITY;
     if (until === undefined) return undefined;
-    const { record, live } = await this.loadLive(team, eventId);
-    const run = new EventRun(this, team, eventId, record, live, until);
+    const { record, live, stored } = await this.loadLive(team, eventId);
+    const run = new EventRun(this, team, eventId, record, live, until, stored);
     this.runs.set(key, run);
     return run;
   }
@@ -198,6 +179,9 @@ export class LiveEngine {
   private async release(run: EventRun): Promise<void> {
     run.stop();
     this.runs.delete(run.id);
+    // A lane's save still under way lands first: the next owner must find what it names.
+    await run.saved();
+    await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
     if (this.marked.delete(run.id)) await this.active.delete(run.id);
     await this.leases?.giveBack(run.team, run.eventId);
   }
@@ -239,7 +223,10 @@ export class LiveEngine {
       if (!run) continue;
       await this.mark(run);
       await run.ingest(items);
-      await this.deps.store.deleteMany(items.map((i) => `outbox:${i.id}`));
+      // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
+      if (run.dropped) continue;
+      const keys = items.map((i) => `outbox:${i.id}`);
+      await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));
     }
     if (rows.length >= this.options.batch) this.again = true;
     await this.markers();
@@ -272,6 +259,8 @@ export class LiveEngine {
   private async housekeep(): Promise<void> {
     const now = Date.now();
     for (const run of [...this.runs.values()]) {
+      // Replaced chunk versions past their grace, on a quiet event too (a failure keeps them).
+      await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k)).catch(() => 0);
       if (now - run.subReadAt > 2_000) {
         await run.readSub(undefined);
         // Gone (muted everywhere, uninstalled): let go once its reminders are deleted too.
@@ -307,6 +296,26 @@ export class LiveEngine {
         this.lostLease(run, "not extended");
       }
     }
+  }
+
+  /**
+   * Before a save: whether the run may write. Never once dropped; on a shared store it must hold
+   * its lease with at least half of it left when the write is issued (extended here by
+   * compare-and-set when less is left), so a write lands long before another instance could own
+   * the event, even after a stall past the whole lease, which housekeeping notices only later.
+   */
+  async stillOwns(run: EventRun): Promise<boolean> {
+    if (run.dropped) return false;
+    if (!this.leases) return true;
+    if (run.leaseUntil - Date.now() > this.options.leaseMs / 2) return true;
+    const until = await this.leases.extend(run.team, run.eventId);
+    if (until !== undefined) {
+      run.leaseUntil = until;
+      return true;
+    }
+    // Dropped meanwhile (by housekeeping) or now: either way it is let go once.
+    if (!run.dropped) this.lostLease(run, "not ours at a save");
+    return false;
   }
 
   private lostLease(run: EventRun, why: string): void {

@@ -15,7 +15,8 @@ import { frozenFigures, type RenderedCard, renderCard, renderMutedCard } from ".
 import { addNotice, counterText, emptyPending, isEmpty } from "./digest.ts";
 import type { LiveEngine } from "./engine.ts";
 import { type Action, Lane } from "./lane.ts";
-import { type ChannelPosting, instanceKey, type LiveRecord, sessionsId } from "./live-record.ts";
+import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts";
+import { LiveWriter } from "./live-writer.ts";
 import type { PostKind } from "./publisher.ts";
 import type { ScanProgress } from "./recover.ts";
 import { forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
@@ -43,6 +44,8 @@ export class EventRun {
   /** Shutting down: lanes finish their current call (and record it), then stop. */
   stopping = false;
   idleSince: number | undefined;
+  /** Writes the state; its garbage goes out with the turn's outbox deletes. */
+  readonly writer: LiveWriter;
   private chain: Promise<void> = Promise.resolve();
   private queued: Promise<void> | undefined;
   private showEmails: { value: boolean; at: number } | undefined;
@@ -55,8 +58,17 @@ export class EventRun {
     record: LiveRecord | undefined,
     live: EventLive,
     leaseUntil: number,
+    stored: StoredChunks,
   ) {
     this.live = live;
+    const { lives, sessions } = engine;
+    this.writer = new LiveWriter(
+      { lives, sessions, store: engine.deps.store },
+      team,
+      eventId,
+      record,
+      stored,
+    );
     this.channels = { ...(record?.channels ?? {}) } as Record<string, ChannelPosting>;
     this.leaseUntil = leaseUntil;
   }
@@ -95,33 +107,10 @@ export class EventRun {
     if (this.queued) return this.queued;
     const p = this.chain.then(async () => {
       this.queued = undefined;
-      if (this.dropped) return;
-      const { instances, chunks, dropped } = this.live.persist();
-      const { lives, sessions } = this.engine;
-      try {
-        // The chunks first: a record never names sessions not yet written. A crash between the
-        // two leaves the outbox items in place, and applying them again changes nothing.
-        await Promise.all(
-          chunks.map((c) =>
-            sessions.put(sessionsId(this.team, this.eventId, c.instanceId, c.n), c.text),
-          ),
-        );
-        const record: LiveRecord = {
-          team: this.team,
-          eventId: this.eventId,
-          instances,
-          channels: this.channels,
-          updatedAt: Date.now(),
-        };
-        await lives.put(this.id, record);
-      } catch (err) {
-        this.live.redirty(chunks);
-        throw err;
-      }
-      for (const instanceId of dropped) {
-        const prefix = `${this.team}:${this.eventId}:${instanceKey(instanceId)}:`;
-        await this.engine.deps.store.deletePrefix(sessions.key(prefix)).catch(() => undefined);
-      }
+      // Fenced: a run whose lease is no longer surely its own writes nothing (the new owner's
+      // state would be overwritten by older state), however long its event loop stalled.
+      if (!(await this.engine.stillOwns(this))) return;
+      await this.writer.write(this.live, this.channels);
     });
     this.queued = p;
     this.chain = p.catch(() => undefined);

@@ -27,7 +27,12 @@ export class EventLeases {
   /** The lease's end, or undefined when someone else holds it. */
   async take(team: string, eventId: string): Promise<number | undefined> {
     const at = Date.now();
-    if (!(await this.store.claimOnce(this.key(team, eventId), this.ms, this.owner))) {
+    // Held with our own id, it is ours: an extension that timed out here (a frozen store) and
+    // landed later, after this engine let the event go. Taken back, or it would wait a lease out.
+    if (
+      !(await this.store.claimOnce(this.key(team, eventId), this.ms, this.owner)) &&
+      !(await this.cas(team, eventId, this.ms))
+    ) {
       return undefined;
     }
     this.logger.info({ event: eventId, owner: this.owner }, "live: owning an event");

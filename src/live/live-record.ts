@@ -113,8 +113,10 @@ export const activeRepo = defineRepository({
 });
 
 /**
- * live-sessions:{team}:{eventId}:{instance}:{n}: chunk n of an instance's sessions (state.ts),
- * beside the live record so a turn rewrites only the chunks it changed.
+ * live-sessions:{team}:{eventId}:{instance}:{n}.{gen}: chunk n of an instance's sessions
+ * (state.ts) as written by save number `gen` (live-writer.ts), beside the live record so a turn
+ * rewrites only the chunks it changed; the record names each chunk's generation. Records of an
+ * earlier version name none: their chunks are at `…:{n}`.
  */
 export const sessionsRepo = defineRepository({
   prefix: "live-sessions",
@@ -127,28 +129,102 @@ export function instanceKey(instanceId: string): string {
   return createHash("sha256").update(instanceId).digest("base64url").slice(0, 16);
 }
 
-export function sessionsId(team: string, eventId: string, instanceId: string, n: number): string {
-  return `${team}:${eventId}:${instanceKey(instanceId)}:${n}`;
+/** Chunk n's id as written by save `gen` (0: an earlier version's key, without one). */
+export function sessionsId(
+  team: string,
+  eventId: string,
+  instanceId: string,
+  n: number,
+  gen = 0,
+): string {
+  const base = `${team}:${eventId}:${instanceKey(instanceId)}:${n}`;
+  return gen === 0 ? base : `${base}.${gen}`;
 }
 
 /** The live engine's repositories, for the store it runs on (deleteTeam covers them). */
 export const LIVE_REPOSITORIES = [liveRepo, activeRepo, sessionsRepo] as const;
 
-/** The event's live record and its figures, sessions read from their chunks. */
+/**
+ * The record keeps each chunk's generation as runs, `[gen, count, gen, count, …]`: after a load
+ * every chunk is written under one generation, and a burst then rewrites the last few, so a
+ * 50,000-attendee instance (196 chunks) names its generations in a few numbers, not 196.
+ * Undefined when every chunk is an earlier version's (no generation).
+ */
+export function gensRuns(gens: readonly number[], count: number): number[] | undefined {
+  const runs: number[] = [];
+  let any = false;
+  for (let n = 0; n < count; n++) {
+    const g = gens[n] ?? 0;
+    if (g !== 0) any = true;
+    if (runs.length > 0 && runs[runs.length - 2] === g)
+      runs[runs.length - 1] = (runs.at(-1) ?? 0) + 1;
+    else runs.push(g, 1);
+  }
+  return any ? runs : undefined;
+}
+
+/** Each of `count` chunks' generation, from the record's runs (0 where it names none). */
+export function chunkGens(count: number, runs: readonly number[] | undefined): number[] {
+  const gens: number[] = [];
+  for (let i = 0; runs && i + 1 < runs.length; i += 2) {
+    const g = runs[i] ?? 0;
+    for (let k = 0; k < (runs[i + 1] ?? 0) && gens.length < count; k++) gens.push(g);
+  }
+  while (gens.length < count) gens.push(0);
+  return gens;
+}
+
+/** What was found beside the record: for its next owner's writes (live-writer.ts). */
+export interface StoredChunks {
+  /** The highest generation of any chunk stored, named or not. */
+  maxGen: number;
+  /** Chunk ids the record does not name: left by a save that never finished. */
+  unnamed: string[];
+}
+
+const LOAD_TRIES = 3;
+const NOTHING_STORED: StoredChunks = Object.freeze({ maxGen: 0, unnamed: [] });
+
+/** After `{team}:{eventId}:`: an instance key, the chunk's number, its generation if any. */
+const CHUNK_ID = /^[A-Za-z0-9_-]{16}:\d+(?:\.(\d+))?$/;
+
+/**
+ * The event's live record and its figures, sessions read from the chunks it names. A version a
+ * newer record replaced stays GARBAGE_GRACE_MS (live-writer.ts); a reader slower than that, or
+ * one that read a record the next owner has since replaced, finds a chunk gone: it reads again.
+ */
 export async function loadEventLive(
   lives: Repository<LiveRecord>,
   sessions: Repository<string>,
   team: string,
   eventId: string,
-): Promise<{ record: LiveRecord | undefined; live: EventLive }> {
-  const record = await lives.get(`${team}:${eventId}`);
-  if (!record?.instances.some((i) => i.chunks)) {
-    return { record, live: EventLive.from(record?.instances) };
+): Promise<{ record: LiveRecord | undefined; live: EventLive; stored: StoredChunks }> {
+  for (let attempt = 1; ; attempt++) {
+    const record = await lives.get(`${team}:${eventId}`);
+    if (!record?.instances.some((i) => i.chunks)) {
+      return { record, live: EventLive.from(record?.instances), stored: NOTHING_STORED };
+    }
+    const prefix = `${team}:${eventId}:`;
+    const rows = await sessions.list(prefix);
+    const texts = new Map(rows.map((r) => [r.id, r.value]));
+    const named = new Set<string>();
+    let missing = false;
+    const gens = new Map(record.instances.map((p) => [p.id, chunkGens(p.chunks ?? 0, p.gens)]));
+    const live = EventLive.from(record.instances, (instanceId, n) => {
+      const id = sessionsId(team, eventId, instanceId, n, gens.get(instanceId)?.[n] ?? 0);
+      named.add(id);
+      const text = texts.get(id);
+      if (text === undefined) missing = true;
+      return text;
+    });
+    if (missing && attempt < LOAD_TRIES) continue;
+    const stored: StoredChunks = { maxGen: 0, unnamed: [] };
+    for (const { id } of rows) {
+      const m = CHUNK_ID.exec(id.slice(prefix.length));
+      if (!m) continue;
+      stored.maxGen = Math.max(stored.maxGen, Number(m[1] ?? 0));
+      if (!named.has(id)) stored.unnamed.push(id);
+    }
+    return { record, live, stored };
   }
-  const rows = await sessions.list(`${team}:${eventId}:`);
-  const texts = new Map(rows.map((r) => [r.id, r.value]));
-  const live = EventLive.from(record.instances, (instanceId, n) =>
-    texts.get(sessionsId(team, eventId, instanceId, n)),
-  );
-  return { record, live };
 }

@@ -1,3 +1,6 @@
+import type { WebClient } from "@slack/web-api";
+import type { Logger } from "../log.ts";
+import { retryAfterMs } from "../slack-errors.ts";
 import type { Store } from "../store/index.ts";
 
 /**
@@ -66,4 +69,38 @@ export class ChannelPacer {
   async hold(team: string, channel: string, ms: number): Promise<void> {
     await this.store.set(this.key(team, channel), true, ms);
   }
+}
+
+/** How often a throttled announcement is tried before it is given up (each after Retry-After). */
+const ANNOUNCE_TRIES = 5;
+
+/** One line posted to a channel at its turn from the pacer; a 429 holds the channel. */
+export async function announceLine(
+  deps: {
+    pacer: ChannelPacer;
+    bulkClient(team: string): Promise<WebClient>;
+    logger: Logger;
+    stopped(): boolean;
+  },
+  team: string,
+  channel: string,
+  text: string,
+): Promise<void> {
+  const { pacer, logger } = deps;
+  for (let attempt = 1; attempt <= ANNOUNCE_TRIES && !deps.stopped(); attempt++) {
+    try {
+      if (!(await pacer.acquire(team, channel, deps.stopped))) return;
+      const client = await deps.bulkClient(team);
+      await client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false });
+      return;
+    } catch (err) {
+      const wait = retryAfterMs(err);
+      if (wait === undefined) {
+        logger.warn({ err, channel }, "live: a line for the channel was not posted");
+        return;
+      }
+      await pacer.hold(team, channel, wait).catch(() => undefined);
+    }
+  }
+  logger.warn({ channel }, "live: a line for the channel was not posted (still throttled)");
 }

@@ -1,5 +1,6 @@
 import type { EventState, WebhookMessage } from "../upstream/events/schemas.ts";
 import {
+  adoptEncoding,
   chunkText,
   currentEncoding,
   decodeSessions,
@@ -74,14 +75,12 @@ export interface PersistedInstance {
   id: string;
   state?: EventState;
   peak: number;
-  /**
-   * One line per endpoint, `guid,joinTime,leaveTime,…` (see encodeSessions): a single string is
-   * far cheaper to write and read than 10,000 small arrays. Absent when the sessions are kept in
-   * chunks of their own (`chunks`), which is how the engine persists them.
-   */
+  /** One line per endpoint (encodeSessions); absent when kept in `chunks`, as the engine does. */
   sessions?: string;
   /** How many chunks of ENCODE_CHUNK endpoints the sessions are kept in, beside the record. */
   chunks?: number;
+  /** Chunks' generations as runs (live-record.ts gensRuns); absent from earlier versions. */
+  gens?: number[];
   staff: Array<[string, StaffRole, string]>;
   marks?: Array<[string, number]>;
   endedAt?: number;
@@ -352,10 +351,7 @@ export class EventLive {
   /** Instances pushed out (MAX_INSTANCES) since the last persist, whose chunks can go. */
   private readonly droppedIds: string[] = [];
 
-  /**
-   * Rebuilds from the stored form; present, unique, joins and leaves are derived again. An
-   * instance kept in chunks reads its chunk texts through `chunk`.
-   */
+  /** Rebuilds from the stored form (chunk texts through `chunk`); figures are derived again. */
   static from(
     stored: readonly PersistedInstance[] | undefined,
     chunk: (instanceId: string, n: number) => string | undefined = () => undefined,
@@ -368,16 +364,21 @@ export class EventLive {
         p.sessions !== undefined
           ? [p.sessions]
           : Array.from({ length: p.chunks ?? 0 }, (_, n) => chunk(p.id, n) ?? "");
-      for (const [guid, flat, person] of texts.flatMap((t) => decodeSessions(t))) {
-        inst.sessions.set(guid, flat);
-        if (person) inst.people.set(guid, person);
-        inst.unique++;
-        for (let i = 0; i < flat.length; i += 2) {
-          inst.joins++;
-          if (flat[i + 1] !== 0) inst.leaves++;
+      const ends: number[] = [];
+      for (const text of texts) {
+        for (const [guid, flat, person] of decodeSessions(text)) {
+          inst.sessions.set(guid, flat);
+          if (person) inst.people.set(guid, person);
+          inst.unique++;
+          for (let i = 0; i < flat.length; i += 2) {
+            inst.joins++;
+            if (flat[i + 1] !== 0) inst.leaves++;
+          }
+          if (isOpen(flat)) inst.present++;
         }
-        if (isOpen(flat)) inst.present++;
+        ends.push(inst.sessions.size);
       }
+      if (p.sessions === undefined) adoptEncoding(inst, texts, ends);
       inst.peak = Math.max(p.peak, inst.present);
       for (const [guid, role, name] of p.staff) inst.staff.set(guid, { role, name });
       for (const m of p.marks ?? []) inst.marks.push([m[0], m[1]]);

@@ -76,7 +76,19 @@ export interface OpenStoreOptions {
    * it expired). Default 10 min; 0 = never.
    */
   sweepIntervalMs?: number;
+  /**
+   * SQLite: "here" (the default), this connection checkpoints the write-ahead log as it grows;
+   * "elsewhere", another connection to the same file that commits often does (the live
+   * engine's thread), and this one only past a backstop of SQLITE_CHECKPOINT_BACKSTOP pages,
+   * should that one stop. The webhook route's store is opened so: a checkpoint syncs the files
+   * (~10 ms on this machine) in the commit that runs it, and every acknowledgement waiting on
+   * that commit would wait for it too.
+   */
+  sqliteCheckpoints?: "here" | "elsewhere";
 }
+
+/** Pages (4 KiB) of write-ahead log a store opened with `sqliteCheckpoints: "elsewhere"` allows. */
+export const SQLITE_CHECKPOINT_BACKSTOP = 10_000;
 
 const NAMESPACE = /^[A-Za-z0-9_.-]+$/;
 
@@ -95,6 +107,8 @@ async function openBackend(url: string, opts: OpenStoreOptions): Promise<Backend
     opTimeoutMs: opts.opTimeoutMs ?? STORE_OP_TIMEOUT_MS,
     bulkTimeoutMs: STORE_BULK_TIMEOUT_MS,
     keyPrefix: opts.namespace ? `${opts.namespace}:` : "",
+    checkpointPages:
+      opts.sqliteCheckpoints === "elsewhere" ? SQLITE_CHECKPOINT_BACKSTOP : undefined,
   };
   switch (scheme) {
     case "sqlite": {

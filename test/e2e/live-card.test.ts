@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onEventCancelled } from "../../src/domain/subscriptions.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { cardTsOf } from "../helpers/live-card.ts";
 import { digestTotals, eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
@@ -34,14 +35,8 @@ async function notify(event: SeededEvent, channel: string, extra = ""): Promise<
 }
 
 /** The card's ts, once posted. */
-async function cardTs(channel: string, event: SeededEvent): Promise<string> {
-  return eventually(
-    () =>
-      h.emulator.workspace
-        .topLevel(channel)
-        .find((m) => JSON.stringify(m.blocks ?? "").includes(event.title))?.ts,
-    "the card",
-  );
+function cardTs(channel: string, event: SeededEvent): Promise<string> {
+  return cardTsOf(h, channel, event.title);
 }
 
 function cardOf(channel: string, ts: string): string {

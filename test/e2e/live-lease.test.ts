@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { notifyCard } from "../helpers/live-card.ts";
 import { digestTotals, eventually, seedEvent } from "../helpers/live-fixtures.ts";
 
 /**
@@ -35,19 +36,7 @@ describe.skipIf(!REDIS && !required)("the owner's lease on a shared store", () =
       organizer: USERS.omar,
       title: "Slow Slack all hands",
     });
-    await h.driver.slashCommand({
-      user: USERS.omar,
-      channel: CHANNELS.events,
-      text: `notify ${event.eventId} <#${CHANNELS.events}|events> digest`,
-      escaped: true,
-    });
-    const ts = await eventually(
-      () =>
-        h.emulator.workspace
-          .topLevel(CHANNELS.events)
-          .find((m) => JSON.stringify(m.blocks ?? "").includes("Slow Slack all hands"))?.ts,
-      "the card",
-    );
+    const ts = await notifyCard(h, event, CHANNELS.events, "digest");
     await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
     // Every post and update from here is answered 0.9 s late: 3/4 of the lease.
     const late = { times: 1_000, ms: 900 };

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
 
 /**
@@ -22,20 +23,7 @@ describe("a rate-limited channel", () => {
       organizer: USERS.omar,
       title: "Busy channel",
     });
-    await h.driver.slashCommand({
-      user: USERS.omar,
-      channel: CHANNELS.events,
-      text: `notify ${event.eventId} <#${CHANNELS.events}|events> every`,
-      // Already in the form Slack sends (should_escape), not as typed.
-      escaped: true,
-    });
-    const ts = await eventually(
-      () =>
-        h.emulator.workspace
-          .topLevel(CHANNELS.events)
-          .find((m) => JSON.stringify(m.blocks ?? "").includes("Busy channel"))?.ts,
-      "the card",
-    );
+    const ts = await notifyCard(h, event, CHANNELS.events, "every");
     const since = h.emulator.calls.length;
     // Slack's pace, and on top a storm of 429s on this channel.
     h.emulator.setRateLimit({

@@ -1,6 +1,7 @@
 import { PNG } from "pngjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
 
 /**
@@ -19,22 +20,6 @@ afterAll(async () => {
 });
 
 const MIN = 60_000;
-
-async function notify(event: SeededEvent, channel: string): Promise<string> {
-  await h.driver.slashCommand({
-    user: USERS.omar,
-    channel,
-    text: `notify ${event.eventId} <#${channel}|x>`,
-    escaped: true,
-  });
-  return eventually(
-    () =>
-      h.emulator.workspace
-        .topLevel(channel)
-        .find((m) => JSON.stringify(m.blocks ?? "").includes(event.title))?.ts,
-    "the card",
-  );
-}
 
 async function setEmails(show: boolean): Promise<void> {
   const s = await h.app.store.settings.getOrDefault(TEAM);
@@ -150,7 +135,7 @@ describe("the attendance report", () => {
       organizer: USERS.omar,
       title: "Report town hall",
     });
-    const ts = await notify(event, CHANNELS.events);
+    const ts = await notifyCard(h, event, CHANNELS.events);
     const base = Math.floor((Date.now() - 30 * MIN) / MIN) * MIN;
     await drive(event, base);
     await eventually(
@@ -252,7 +237,7 @@ describe("the attendance report", () => {
       organizer: USERS.omar,
       title: "Private figures",
     });
-    await notify(event, CHANNELS.events);
+    await notifyCard(h, event, CHANNELS.events);
     const since = h.emulator.calls.length;
     await h.driver.slashCommand({
       user: USERS.member,
@@ -271,7 +256,7 @@ describe("the attendance report", () => {
       organizer: USERS.omar,
       title: "Quiet names",
     });
-    const ts = await notify(event, CHANNELS.townHall);
+    const ts = await notifyCard(h, event, CHANNELS.townHall);
     const base = Math.floor((Date.now() - 30 * MIN) / MIN) * MIN;
     await drive(event, base);
     // A new instance ends this one.

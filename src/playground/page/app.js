@@ -32,6 +32,7 @@ const S = {
   seen: {}, // "user:channel" → the newest activity ts seen there
   modalKey: null,
   homeKey: null,
+  navKey: null,
   liveEvent: localStorage.getItem("onair.liveEvent") || "",
   log: [],
   busy: 0,
@@ -239,6 +240,19 @@ function renderSidebar() {
   const chans = st.channels.filter((c) => !c.is_im);
   const dm = st.channels.find((c) => c.is_im && c.user === S.me);
   if (S.place === "dm" && dm) S.place = dm.id;
+  // Drawn again only when what it shows changed: a poll redrawing it between a button going down
+  // and up would lose the click (every few seconds while a card is live).
+  const key = JSON.stringify([
+    S.me,
+    S.place,
+    st.botUserId,
+    st.appName,
+    dm?.id,
+    unread(dm),
+    chans.map((c) => [c.id, c.name, c.is_private, c.member, unread(c)]),
+  ]);
+  if (key === S.navKey && nav.firstChild) return;
+  S.navKey = key;
   fill(
     nav,
     ...[

@@ -11,6 +11,12 @@ import { type Backend, type BackendOptions, prefixEnd, type WriteEntry } from ".
  * open the same file; `busy_timeout` makes them wait for the write lock, up to the store's
  * bound, instead of failing at once.
  *
+ * Checkpoints (copying the log into the database, which syncs both files) run in the commit
+ * that finds the log past `checkpointPages`: ~10 ms here, every ~1,600 outbox rows. A store
+ * opened with a large bound leaves them to another connection to the same file that commits
+ * often (the live engine's, see openStore's `sqliteCheckpoints`), so that the webhook route's
+ * commits, which acknowledgements wait on, never carry one.
+ *
  * The table is keyv's layout (`keyv(key, value)`). Statements are prepared once. A group write
  * (see group.ts) is one multi-row upsert: one statement, so one implicit transaction, all rows
  * or none. Listings are range scans on the primary key (`key >= p AND key < p‹U+10FFFF›`), which
@@ -112,6 +118,13 @@ export async function openSqlite(path: string, opts: BackendOptions): Promise<Ba
       throw new Error(`could not switch ${path} to WAL (journal_mode=${mode[0]?.journal_mode})`);
     }
     await all(db, "PRAGMA synchronous = NORMAL", []);
+    if (opts.checkpointPages !== undefined) {
+      await all(
+        db,
+        `PRAGMA wal_autocheckpoint = ${Math.max(0, Math.floor(opts.checkpointPages))}`,
+        [],
+      );
+    }
     await all(
       db,
       `CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT)`,

@@ -88,6 +88,12 @@ export interface BackendOptions {
   bulkTimeoutMs: number;
   /** The store's key prefix (`ns:`), or "" — Redis keeps its index beside the namespace. */
   keyPrefix: string;
+  /**
+   * SQLite: the write-ahead log's size in pages at which a commit of this connection copies it
+   * into the database (`wal_autocheckpoint`); undefined = SQLite's own (1,000). Other backends
+   * ignore it.
+   */
+  checkpointPages?: number | undefined;
 }
 
 /** The exclusive upper bound of keys starting with `prefix` in byte (and code point) order. */
