@@ -373,9 +373,11 @@ for (const backend of BACKENDS) {
       expect(await store.delete("k:str")).toBe(false);
       expect(await store.get("k:str")).toBeUndefined();
 
-      await store.set("k:ttl", "soon gone", 40);
+      // Lifetimes here are long enough that a busy CI machine cannot outlast them between two
+      // calls (a 60 ms claim once expired before the next statement reached Postgres).
+      await store.set("k:ttl", "soon gone", 300);
       expect(await store.get("k:ttl")).toBe("soon gone");
-      await sleep(80);
+      await sleep(400);
       expect(await store.get("k:ttl")).toBeUndefined();
       expect(await store.keys("k:ttl")).toEqual([]);
 
@@ -646,9 +648,9 @@ for (const backend of BACKENDS) {
     it("claimOnce: an expired claim can be claimed again, once", async () => {
       const { store, url, ns } = await fresh();
       const other = await another(url, ns);
-      expect(await store.claimOnce("claim:x", 60)).toBe(true);
-      expect(await other.claimOnce("claim:x", 60)).toBe(false);
-      await sleep(120);
+      expect(await store.claimOnce("claim:x", 400)).toBe(true);
+      expect(await other.claimOnce("claim:x", 400)).toBe(false);
+      await sleep(500);
       const again = await Promise.all(
         Array.from({ length: 20 }, (_, i) => (i % 2 ? other : store).claimOnce("claim:x", 10_000)),
       );
@@ -665,21 +667,21 @@ for (const backend of BACKENDS) {
         s.update<string>("lease:e", (held) =>
           held === owner ? { value: owner, ttlMs } : undefined,
         );
-      expect(await store.claimOnce("lease:e", 150, "me")).toBe(true);
-      expect(await other.claimOnce("lease:e", 150, "you")).toBe(false);
+      expect(await store.claimOnce("lease:e", 500, "me")).toBe(true);
+      expect(await other.claimOnce("lease:e", 500, "you")).toBe(false);
       expect(await extend(other, "you", 10_000)).toBe(false);
-      // Extended past the first expiry: nobody else can claim it after the first 150 ms.
+      // Extended past the first expiry: nobody else can claim it after the first 500 ms.
       expect(await extend(store, "me", 10_000)).toBe(true);
-      await sleep(250);
-      expect(await other.claimOnce("lease:e", 150, "you")).toBe(false);
+      await sleep(600);
+      expect(await other.claimOnce("lease:e", 500, "you")).toBe(false);
       expect(await store.get("lease:e")).toBe("me");
       // Given back by its owner (a 1 ms lease): the next claimer gets it, and the old owner's
       // extension fails from then on.
       expect(await extend(store, "me", 1)).toBe(true);
       await sleep(20);
-      expect(await other.claimOnce("lease:e", 150, "you")).toBe(true);
+      expect(await other.claimOnce("lease:e", 300, "you")).toBe(true);
       expect(await extend(store, "me", 10_000)).toBe(false);
-      await sleep(250);
+      await sleep(400);
       // Lapsed: even its owner cannot extend it.
       expect(await extend(other, "you", 10_000)).toBe(false);
     });
