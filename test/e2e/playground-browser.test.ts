@@ -217,6 +217,63 @@ describe("playground in a browser", () => {
     await shot("03-edited-and-scheduled");
   });
 
+  it("draws again only the message that changed: the others keep their elements, an opened list stays open", async () => {
+    const ws = pg.emulator.workspace;
+    const ch = ws.channels.get("C0TOWNHALL")!;
+    const still = ws.postMessage(ch, ws.app.botUserId, {
+      text: "Stays as it is",
+      blocks: [
+        { type: "section", text: { type: "mrkdwn", text: "Stays as it is" } },
+        {
+          type: "actions",
+          elements: [
+            { type: "button", action_id: "noop", text: { type: "plain_text", text: "Press" } },
+          ],
+        },
+      ],
+    });
+    const live = ws.postMessage(ch, ws.app.botUserId, { text: "Now: 1" });
+    await openPlace("C0TOWNHALL");
+    const stillEl = page.locator(`[data-ts="${still.ts}"]`);
+    await expect.poll(() => stillEl.textContent()).toContain("Stays as it is");
+    await expect.poll(() => page.locator('[data-testid="scheduled-count"]').count()).toBe(1);
+    const list = page.locator('[data-testid="scheduled"]');
+    if ((await list.getAttribute("open")) === null) await list.locator("summary").click();
+    await expect.poll(() => list.getAttribute("open")).not.toBeNull();
+    // Marks on the elements themselves (an element drawn again comes without them), and every
+    // marked element taken out of the page from here on, even to be put back: a click whose
+    // button is taken out between down and up is lost.
+    const marked = await page.evaluate(`(() => {
+      const still = document.querySelector('[data-ts="${still.ts}"]');
+      for (const el of [document.querySelector("#feed"), still, still.querySelector("button")])
+        el.setAttribute("data-mark", "kept");
+      window.takenOut = [];
+      new MutationObserver((records) => {
+        for (const r of records)
+          for (const n of r.removedNodes)
+            if (n.nodeType === 1 && (n.matches("[data-mark]") || n.querySelector("[data-mark]")))
+              window.takenOut.push(n.className || n.tagName);
+      }).observe(document.querySelector("#main"), { childList: true, subtree: true });
+      return document.querySelectorAll("[data-mark]").length;
+    })()`);
+    expect(marked).toBe(3);
+    for (const n of [2, 3, 4]) {
+      ws.updateMessage(ch, live.ts, undefined, { text: `Now: ${n}` });
+      await expect
+        .poll(() => page.locator(`[data-ts="${live.ts}"]`).textContent())
+        .toContain(`Now: ${n}`);
+    }
+    const fresh = ws.postMessage(ch, ws.app.botUserId, { text: "Just posted" });
+    await expect.poll(() => page.locator(`[data-ts="${fresh.ts}"]`).count()).toBe(1);
+    expect(await page.locator('#feed[data-mark="kept"]').count()).toBe(1);
+    expect(await stillEl.getAttribute("data-mark")).toBe("kept");
+    expect(await stillEl.locator("button").getAttribute("data-mark")).toBe("kept");
+    // The updated message itself was drawn again (it never had a mark).
+    expect(await page.locator(`[data-ts="${live.ts}"][data-mark]`).count()).toBe(0);
+    expect(await list.getAttribute("open")).not.toBeNull();
+    expect(await page.evaluate("window.takenOut")).toEqual([]);
+  });
+
   it("schedules an event from /onair schedule: an inline error first, then the confirmation and the card", async () => {
     await actAs(OMAR);
     await openPlace("C0EVENTS");

@@ -4,12 +4,14 @@
 // The playground client: polls the workspace as the acting user sees it and sends what they
 // do to /playground/api/… (the server signs it as Slack would and hands it to the app).
 import {
+  arrange,
   fill,
   fillKeeping,
   formatSlackDate,
   h,
   initialState,
   isEmptyState,
+  keyedNodes,
   mrkdwnHtml,
   renderAttachments,
   renderBlocks,
@@ -33,6 +35,7 @@ const S = {
   modalKey: null,
   homeKey: null,
   navKey: null,
+  feedNodes: new Map(), // what a feed node shows → the node (see keyedNodes)
   liveEvent: localStorage.getItem("onair.liveEvent") || "",
   log: [],
   busy: 0,
@@ -402,10 +405,18 @@ function renderMain() {
   const items = [
     ...ch.messages
       .filter((m) => !m.thread_ts || m.thread_ts === m.ts || m.subtype === "thread_broadcast")
-      .map((m) => ({ ts: m.ts, node: () => messageView(m, ch) })),
+      .map((m) => ({
+        ts: m.ts,
+        key: `m ${JSON.stringify(m)}`,
+        node: () => messageView(m, ch),
+      })),
     ...st.ephemerals
       .filter((e) => e.channel === ch.id && !e.thread_ts)
-      .map((e) => ({ ts: e.ts, node: () => messageView(e, ch, { ephemeral: true }) })),
+      .map((e) => ({
+        ts: e.ts,
+        key: `e ${JSON.stringify(e)}`,
+        node: () => messageView(e, ch, { ephemeral: true }),
+      })),
   ].sort((a, b) => (a.ts < b.ts ? -1 : 1));
   const key = JSON.stringify([
     ch.id,
@@ -413,14 +424,44 @@ function renderMain() {
     ch.messages,
     st.ephemerals.filter((e) => e.channel === ch.id),
     st.users,
+    st.channels.map((c) => [c.id, c.name, c.is_private]),
     // Reminders deleted (an event cancelled or gone) must leave the list too.
     st.scheduled.filter((s) => s.channel === ch.id),
   ]);
   let feed = $("#feed");
   const scheduled = st.scheduled.filter((s) => s.channel === ch.id);
   if (!feed || feed.dataset.channel !== ch.id || S.feedKey !== key) {
+    const same = feed?.dataset.channel === ch.id && feed.parentNode === main;
     const atBottom = feed ? feed.scrollHeight - feed.scrollTop - feed.clientHeight < 40 : true;
-    const oldTop = feed?.dataset.channel === ch.id ? feed.scrollTop : null;
+    const oldTop = same ? feed.scrollTop : null;
+    if (!same) {
+      feed = h("div", { id: "feed", class: "feed", "data-channel": ch.id });
+      S.feedNodes.clear();
+    }
+    // Each message's node is kept while what it shows is unchanged: a card updated every second
+    // while live redraws that card only, and a click on any other message's button is not lost.
+    const tz = ctxBase().tz;
+    const names = st.channels.map((c) => [c.id, c.name, c.is_private]);
+    const shared = JSON.stringify([ch.id, S.me, st.users, st.botUserId, tz, names]);
+    arrange(
+      feed,
+      keyedNodes(
+        items.length === 0
+          ? [
+              {
+                key: `empty ${shared}`,
+                make: () =>
+                  h(
+                    "div",
+                    { class: "empty" },
+                    `This is the very beginning of ${ch.is_im ? "your messages" : `#${ch.name}`}. Try /onair help.`,
+                  ),
+              },
+            ]
+          : withDays(items, tz, shared),
+        S.feedNodes,
+      ),
+    );
     const head = h(
       "header",
       { class: "chan-head" },
@@ -438,17 +479,6 @@ function renderMain() {
             `🕐 ${scheduled.length} scheduled`,
           )
         : null,
-    );
-    feed = h(
-      "div",
-      { id: "feed", class: "feed", "data-channel": ch.id },
-      items.length === 0
-        ? h(
-            "div",
-            { class: "empty" },
-            `This is the very beginning of ${ch.is_im ? "your messages" : `#${ch.name}`}. Try /onair help.`,
-          )
-        : withDays(items, ctxBase().tz),
     );
     const sched = scheduled.length
       ? h(
@@ -468,33 +498,42 @@ function renderMain() {
                 h(
                   "span",
                   { class: "sched-when" },
-                  formatSlackDate(s.post_at, "{date_short_pretty} {time}", ctxBase().tz),
+                  formatSlackDate(s.post_at, "{date_short_pretty} {time}", tz),
                 ),
                 h("span", { class: "sched-text", html: mrkdwnHtml(s.text, ctxBase()) }),
               ),
             ),
         )
       : null;
+    // A list the person opened stays open when it is drawn again.
+    if (sched && same && main.querySelector(":scope > details.scheduled")?.open) sched.open = true;
     const existingComposer = $("#main .composer");
     const comp = existingComposer?.dataset.channel === ch.id ? existingComposer : composer(ch);
-    fillKeeping(main, comp, head, feed, sched ?? "");
+    // The feed and the composer stay where they are; the header and the list around them change.
+    arrange(main, head, feed, sched, comp);
     if (oldTop !== null && !atBottom) feed.scrollTop = oldTop;
     else feed.scrollTop = feed.scrollHeight;
     S.feedKey = key;
   }
 }
 
-/** Slack's day separators ("Today", "Yesterday", a date), in the viewer's zone. */
-function withDays(items, tz) {
+/**
+ * Slack's day separators ("Today", "Yesterday", a date), in the viewer's zone, among the items:
+ * entries for keyedNodes, each keyed by what it shows and by `shared` (what every node shows).
+ */
+function withDays(items, tz, shared) {
   const out = [];
   let last = "";
   for (const i of items) {
     const day = formatSlackDate(Number(i.ts), "{date_long_pretty}", tz);
     if (day !== last) {
-      out.push(h("div", { class: "day-sep" }, h("span", {}, day)));
+      out.push({
+        key: `day ${day} ${shared}`,
+        make: () => h("div", { class: "day-sep" }, h("span", {}, day)),
+      });
       last = day;
     }
-    out.push(i.node());
+    out.push({ key: `${i.key} ${shared}`, make: i.node });
   }
   return out;
 }
