@@ -63,6 +63,26 @@ async function openPlace(place: string) {
   }
 }
 
+/**
+ * Marks the elements (data-mark="kept"; an element drawn again comes without it) and records,
+ * in window.takenOut, every marked element taken out of `root` from now on, even to be put back:
+ * a click whose button is taken out between down and up is lost. Returns how many it marked.
+ */
+function markAndWatch(root: string, selectors: string[]): Promise<number> {
+  return page.evaluate(`(() => {
+    const els = ${JSON.stringify(selectors)}.map((s) => document.querySelector(s)).filter(Boolean);
+    for (const el of els) el.setAttribute("data-mark", "kept");
+    window.takenOut = [];
+    new MutationObserver((records) => {
+      for (const r of records)
+        for (const n of r.removedNodes)
+          if (n.nodeType === 1 && (n.matches("[data-mark]") || n.querySelector("[data-mark]")))
+            window.takenOut.push(n.className || n.tagName);
+    }).observe(document.querySelector(${JSON.stringify(root)}), { childList: true, subtree: true });
+    return els.length;
+  })()`);
+}
+
 async function run(command: string) {
   const composer = page.locator('[data-testid="composer"]');
   await composer.fill(command);
@@ -217,7 +237,7 @@ describe("playground in a browser", () => {
     await shot("03-edited-and-scheduled");
   });
 
-  it("draws again only the message that changed: the others keep their elements, an opened list stays open", async () => {
+  it("draws again only the message that changed: the others keep their elements, an opened list stays open, in a thread too", async () => {
     const ws = pg.emulator.workspace;
     const ch = ws.channels.get("C0TOWNHALL")!;
     const still = ws.postMessage(ch, ws.app.botUserId, {
@@ -233,29 +253,24 @@ describe("playground in a browser", () => {
       ],
     });
     const live = ws.postMessage(ch, ws.app.botUserId, { text: "Now: 1" });
+    ws.scheduleMessage(ch, ws.app.botUserId, Math.floor(Date.now() / 1000) + 7200, {
+      text: "Reminder: two hours to go",
+    });
     await openPlace("C0TOWNHALL");
     const stillEl = page.locator(`[data-ts="${still.ts}"]`);
     await expect.poll(() => stillEl.textContent()).toContain("Stays as it is");
-    await expect.poll(() => page.locator('[data-testid="scheduled-count"]').count()).toBe(1);
     const list = page.locator('[data-testid="scheduled"]');
+    await expect.poll(() => list.textContent()).toContain("two hours to go");
     if ((await list.getAttribute("open")) === null) await list.locator("summary").click();
     await expect.poll(() => list.getAttribute("open")).not.toBeNull();
     // Marks on the elements themselves (an element drawn again comes without them), and every
     // marked element taken out of the page from here on, even to be put back: a click whose
     // button is taken out between down and up is lost.
-    const marked = await page.evaluate(`(() => {
-      const still = document.querySelector('[data-ts="${still.ts}"]');
-      for (const el of [document.querySelector("#feed"), still, still.querySelector("button")])
-        el.setAttribute("data-mark", "kept");
-      window.takenOut = [];
-      new MutationObserver((records) => {
-        for (const r of records)
-          for (const n of r.removedNodes)
-            if (n.nodeType === 1 && (n.matches("[data-mark]") || n.querySelector("[data-mark]")))
-              window.takenOut.push(n.className || n.tagName);
-      }).observe(document.querySelector("#main"), { childList: true, subtree: true });
-      return document.querySelectorAll("[data-mark]").length;
-    })()`);
+    const marked = await markAndWatch("#main", [
+      "#feed",
+      `[data-ts="${still.ts}"]`,
+      `[data-ts="${still.ts}"] button`,
+    ]);
     expect(marked).toBe(3);
     for (const n of [2, 3, 4]) {
       ws.updateMessage(ch, live.ts, undefined, { text: `Now: ${n}` });
@@ -271,6 +286,21 @@ describe("playground in a browser", () => {
     // The updated message itself was drawn again (it never had a mark).
     expect(await page.locator(`[data-ts="${live.ts}"][data-mark]`).count()).toBe(0);
     expect(await list.getAttribute("open")).not.toBeNull();
+    expect(await page.evaluate("window.takenOut")).toEqual([]);
+
+    // In a thread too: a reply stays put while its parent changes and more replies come.
+    const first = ws.postMessage(ch, MEMBER, { text: "First reply", thread_ts: live.ts });
+    await page.click(`[data-thread="${live.ts}"]`);
+    const thread = page.locator('[data-testid="thread"]');
+    await expect.poll(() => thread.locator(`[data-ts="${first.ts}"]`).count()).toBe(1);
+    expect(await markAndWatch("#thread", [`[data-testid="thread"] [data-ts="${first.ts}"]`])).toBe(
+      1,
+    );
+    ws.updateMessage(ch, live.ts, undefined, { text: "Now: 5" });
+    const second = ws.postMessage(ch, MEMBER, { text: "Second reply", thread_ts: live.ts });
+    await expect.poll(() => thread.locator(`[data-ts="${second.ts}"]`).count()).toBe(1);
+    await expect.poll(() => thread.textContent()).toContain("Now: 5");
+    expect(await thread.locator(`[data-ts="${first.ts}"]`).getAttribute("data-mark")).toBe("kept");
     expect(await page.evaluate("window.takenOut")).toEqual([]);
   });
 

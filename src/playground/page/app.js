@@ -6,7 +6,6 @@
 import {
   arrange,
   fill,
-  fillKeeping,
   formatSlackDate,
   h,
   initialState,
@@ -36,6 +35,7 @@ const S = {
   homeKey: null,
   navKey: null,
   feedNodes: new Map(), // what a feed node shows → the node (see keyedNodes)
+  threadNodes: new Map(), // the same for the open thread
   liveEvent: localStorage.getItem("onair.liveEvent") || "",
   log: [],
   busy: 0,
@@ -760,41 +760,76 @@ function renderRight() {
   const key = JSON.stringify([parent, replies, ephem, S.me]);
   if (S.threadKey === key) return;
   S.threadKey = key;
-  const list = pane.querySelector(".thread-list");
-  const atBottom = list ? list.scrollHeight - list.scrollTop - list.clientHeight < 40 : true;
-  const keep = pane.querySelector(".composer");
-  const newList = h(
-    "div",
-    { class: "thread-list feed", "data-testid": "thread" },
-    parent ? messageView(parent, ch, { inThread: true }) : null,
-    h(
-      "div",
-      { class: "thread-count" },
-      `${replies.length} ${replies.length === 1 ? "reply" : "replies"}`,
-    ),
-    [
-      ...replies.map((m) => ({ ts: m.ts, n: () => messageView(m, ch, { inThread: true }) })),
+  const old = pane.querySelector(".thread-list");
+  const same = old?.dataset.thread === `${ch.id}:${S.thread.ts}`;
+  const atBottom = old ? old.scrollHeight - old.scrollTop - old.clientHeight < 40 : true;
+  const list = same
+    ? old
+    : h("div", {
+        class: "thread-list feed",
+        "data-testid": "thread",
+        "data-thread": `${ch.id}:${S.thread.ts}`,
+      });
+  if (!same) S.threadNodes.clear();
+  // As in the channel: a message is drawn again only when what it shows changed.
+  const shared = JSON.stringify([
+    ch.id,
+    S.me,
+    S.state.users,
+    S.state.botUserId,
+    ctxBase().tz,
+    S.state.channels.map((c) => [c.id, c.name, c.is_private]),
+  ]);
+  const entries = [
+    ...(parent
+      ? [
+          {
+            key: `parent ${JSON.stringify(parent)} ${shared}`,
+            make: () => messageView(parent, ch, { inThread: true }),
+          },
+        ]
+      : []),
+    {
+      key: `count ${replies.length}`,
+      make: () =>
+        h(
+          "div",
+          { class: "thread-count" },
+          `${replies.length} ${replies.length === 1 ? "reply" : "replies"}`,
+        ),
+    },
+    ...[
+      ...replies.map((m) => ({
+        ts: m.ts,
+        key: `m ${JSON.stringify(m)} ${shared}`,
+        make: () => messageView(m, ch, { inThread: true }),
+      })),
       ...ephem.map((e) => ({
         ts: e.ts,
-        n: () => messageView(e, ch, { inThread: true, ephemeral: true }),
+        key: `e ${JSON.stringify(e)} ${shared}`,
+        make: () => messageView(e, ch, { inThread: true, ephemeral: true }),
       })),
-    ]
-      .sort((a, b) => (a.ts < b.ts ? -1 : 1))
-      .map((x) => x.n()),
-  );
-  fillKeeping(
+    ].sort((a, b) => (a.ts < b.ts ? -1 : 1)),
+  ];
+  arrange(list, keyedNodes(entries, S.threadNodes));
+  const keep = pane.querySelector(".composer");
+  const head = pane.querySelector(".pane-head");
+  const title = ` #${ch.name}`;
+  arrange(
     pane,
+    head?.dataset.title === title
+      ? head
+      : h(
+          "div",
+          { class: "pane-head", "data-title": title },
+          h("b", {}, "Thread"),
+          h("span", { class: "muted" }, title),
+        ),
+    list,
     keep?.dataset.thread === S.thread.ts ? keep : composer(ch, S.thread.ts),
-    h(
-      "div",
-      { class: "pane-head" },
-      h("b", {}, "Thread"),
-      h("span", { class: "muted" }, ` #${ch.name}`),
-    ),
-    newList,
   );
   pane.querySelector(".composer").dataset.thread = S.thread.ts;
-  if (atBottom || !list) newList.scrollTop = newList.scrollHeight;
+  if (atBottom || !same) list.scrollTop = list.scrollHeight;
   void right;
 }
 

@@ -43,16 +43,6 @@ export function fill(el, ...children) {
 }
 
 /**
- * Like fill, with `kept` last; when `kept` is already in `el` it is never taken out, so a
- * composer being typed in keeps its focus, caret and suggestions while the rest re-renders.
- */
-export function fillKeeping(el, kept, ...children) {
-  if (kept.parentNode !== el) return fill(el, ...children, kept);
-  for (const c of [...el.childNodes]) if (c !== kept) c.remove();
-  kept.before(...present(children));
-}
-
-/**
  * Makes `children` (nodes, nested arrays as h() takes) the children of `el`, in order, moving or
  * removing only what is not already in place: a node that stays where it is is never taken out,
  * so a click on it (button down, then up) is not lost to a redraw of what is around it.
