@@ -389,6 +389,21 @@ function messageView(m, ch, opts = {}) {
   );
 }
 
+/**
+ * What every message node of `ch` shows besides its message, for keyedNodes: who looks, in which
+ * zone, the people and channel names a message may mention, the app's own identity.
+ */
+function shownWith(ch) {
+  const st = S.state;
+  const names = st.channels.map((c) => [c.id, c.name, c.is_private]);
+  return JSON.stringify([ch.id, S.me, st.users, st.botUserId, ctxBase().tz, names]);
+}
+
+/** A message's key: all of it (an edit, a reply count, a reaction changes it). */
+function messageKey(m, ephemeral = false) {
+  return `${ephemeral ? "e" : "m"} ${JSON.stringify(m)}`;
+}
+
 function renderMain() {
   const main = $("#main");
   if (S.place === "home") return renderHome(main);
@@ -402,29 +417,27 @@ function renderMain() {
     return;
   }
   const st = S.state;
+  const shared = shownWith(ch);
   const items = [
     ...ch.messages
       .filter((m) => !m.thread_ts || m.thread_ts === m.ts || m.subtype === "thread_broadcast")
       .map((m) => ({
         ts: m.ts,
-        key: `m ${JSON.stringify(m)}`,
+        key: messageKey(m),
         node: () => messageView(m, ch),
       })),
     ...st.ephemerals
       .filter((e) => e.channel === ch.id && !e.thread_ts)
       .map((e) => ({
         ts: e.ts,
-        key: `e ${JSON.stringify(e)}`,
+        key: messageKey(e, true),
         node: () => messageView(e, ch, { ephemeral: true }),
       })),
   ].sort((a, b) => (a.ts < b.ts ? -1 : 1));
+  // The messages' own keys (a parent's carries its replies' count), each stringified once.
   const key = JSON.stringify([
-    ch.id,
-    S.me,
-    ch.messages,
-    st.ephemerals.filter((e) => e.channel === ch.id),
-    st.users,
-    st.channels.map((c) => [c.id, c.name, c.is_private]),
+    shared,
+    items.map((i) => i.key),
     // Reminders deleted (an event cancelled or gone) must leave the list too.
     st.scheduled.filter((s) => s.channel === ch.id),
   ]);
@@ -441,8 +454,6 @@ function renderMain() {
     // Each message's node is kept while what it shows is unchanged: a card updated every second
     // while live redraws that card only, and a click on any other message's button is not lost.
     const tz = ctxBase().tz;
-    const names = st.channels.map((c) => [c.id, c.name, c.is_private]);
-    const shared = JSON.stringify([ch.id, S.me, st.users, st.botUserId, tz, names]);
     arrange(
       feed,
       keyedNodes(
@@ -772,19 +783,12 @@ function renderRight() {
       });
   if (!same) S.threadNodes.clear();
   // As in the channel: a message is drawn again only when what it shows changed.
-  const shared = JSON.stringify([
-    ch.id,
-    S.me,
-    S.state.users,
-    S.state.botUserId,
-    ctxBase().tz,
-    S.state.channels.map((c) => [c.id, c.name, c.is_private]),
-  ]);
+  const shared = shownWith(ch);
   const entries = [
     ...(parent
       ? [
           {
-            key: `parent ${JSON.stringify(parent)} ${shared}`,
+            key: `parent ${messageKey(parent)} ${shared}`,
             make: () => messageView(parent, ch, { inThread: true }),
           },
         ]
@@ -801,12 +805,12 @@ function renderRight() {
     ...[
       ...replies.map((m) => ({
         ts: m.ts,
-        key: `m ${JSON.stringify(m)} ${shared}`,
+        key: `${messageKey(m)} ${shared}`,
         make: () => messageView(m, ch, { inThread: true }),
       })),
       ...ephem.map((e) => ({
         ts: e.ts,
-        key: `e ${JSON.stringify(e)} ${shared}`,
+        key: `${messageKey(e, true)} ${shared}`,
         make: () => messageView(e, ch, { inThread: true, ephemeral: true }),
       })),
     ].sort((a, b) => (a.ts < b.ts ? -1 : 1)),
