@@ -30,6 +30,7 @@ import {
 } from "../test/helpers/live-fixtures.ts";
 import { HAVE_POSTGRES_CLUSTER, startPostgresCluster } from "../test/helpers/servers.ts";
 import { checkpointRows } from "./checkpoint.ts";
+import { floorIngest } from "./floor.ts";
 import { redisKeyspaceRows } from "./keyspace.ts";
 import { reportRows } from "./report.ts";
 import { subscribe } from "./subscribe.ts";
@@ -80,7 +81,7 @@ export async function load(plan: Record<string, unknown>): Promise<LoadResult> {
   return JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as LoadResult;
 }
 
-async function listen(server: Server): Promise<string> {
+export async function listen(server: Server): Promise<string> {
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
@@ -378,6 +379,8 @@ async function ingestRows(
     const baseCpu = cpuMicros(process.cpuUsage(cpu)) / base.sent;
     const baseBusy = (performance.eventLoopUtilization(elu).active * 1000) / base.sent;
     const baseThread = ((mainThreadCpuMicros() ?? Number.NaN) - (thread ?? Number.NaN)) / base.sent;
+    // The floor: bare node:http storing through this store's grouped write and nothing else.
+    const floor = await floorIngest(storeUrl, INGEST.count, INGEST.concurrency);
     cpu = process.cpuUsage();
     elu = performance.eventLoopUtilization();
     thread = mainThreadCpuMicros();
@@ -389,6 +392,7 @@ async function ingestRows(
     const openCount = rate * OFFERED.seconds;
     const open = { rate, concurrency: OFFERED.connections, warmup: OFFERED.warmup };
     const bareOpen = await bareIngest(openCount, OFFERED.connections, open);
+    const floorOpen = await floorIngest(storeUrl, openCount, OFFERED.connections, open);
     const appOpen = await load({ ...plan, ...open, count: openCount, offset: 2_000_000 });
     if (label === "SQLite") {
       // Where the time goes, stage by stage, without a profiler: the same route refused at the
@@ -440,6 +444,14 @@ async function ingestRows(
     const extra = Math.max(0, stored - acked);
     const busyRatio = appBusy / baseBusy;
     rows.push({
+      measure: `webhook ingest, ${label}: floor (bare node:http + this store's grouped write; no checks, no engine): msg/s · thread busy µs · process CPU µs · p99 ms at ${rate}/s`,
+      figure: `${fmt(floor.perSec, 0)} · ${fmt(floor.busy, 0)} · ${fmt(floor.cpu, 0)} · ${fmt(floorOpen.p99)}`,
+      baseline: `bare ${fmt(base.perSec, 0)} · ${fmt(baseBusy, 0)} · ${fmt(baseCpu, 0)} · ${fmt(bareOpen.p99)}`,
+      ratio: `${fmt(floor.perSec / base.perSec, 2)} · ${fmt(floor.busy / baseBusy, 2)} · ${fmt(floor.cpu / baseCpu, 2)} · ${fmt(floorOpen.p99 / bareOpen.p99, 2)}`,
+      bar: "-",
+      met: undefined,
+    });
+    rows.push({
       measure: `webhook ingest, ${label}: route thread busy per message (µs)`,
       figure: `${fmt(appBusy, 0)} (≤ ${fmt(1e6 / appBusy, 0)} msg/s on one core)`,
       baseline: `${fmt(baseBusy, 0)} bare`,
@@ -466,7 +478,7 @@ async function ingestRows(
     const tputRatio = app.perSec / base.perSec;
     rows.push({
       measure: `webhook ingest, ${label}: msg/s (${INGEST.concurrency} in flight)`,
-      figure: `${fmt(app.perSec, 0)} (ok ${app.ok}/${app.sent})`,
+      figure: `${fmt(app.perSec, 0)} (ok ${app.ok}/${app.sent}; ${fmt(app.perSec / floor.perSec, 2)}× the floor)`,
       baseline: `${fmt(base.perSec, 0)} bare node:http`,
       ratio: fmt(tputRatio, 2),
       bar: "≥ 0.7× bare",
