@@ -33,9 +33,43 @@ export function slackErrorName(err: unknown): string | undefined {
   return isPlatformError(err) ? err.data.error : undefined;
 }
 
-/** Slack answered, so the call surely did not take effect: a refusal or a 429. */
+/**
+ * Refusals that pass (HTTP 200, `ok: false`): Slack's limits answered as an error rather than a
+ * 429 (`rate_limited`, `message_limit_exceeded`, `ratelimited`) and trouble on Slack's side
+ * (`internal_error`, `fatal_error`, `request_timeout`, `service_unavailable`, and
+ * `team_added_to_org` while a workspace moves into an Enterprise organisation). Trying again later is
+ * right; giving up on the channel is not.
+ */
+const PASSING = new Set([
+  "rate_limited",
+  "ratelimited",
+  "message_limit_exceeded",
+  "internal_error",
+  "fatal_error",
+  "request_timeout",
+  "service_unavailable",
+  "team_added_to_org",
+]);
+
+/**
+ * Of those, the ones after which the call may still have taken effect. Slack's common-errors
+ * table says of `internal_error` and `fatal_error`: "It's possible some aspect of the operation
+ * succeeded before the error was raised"; `service_unavailable` does not say how far the call
+ * got. (`request_timeout` is a POST body that arrived missing or truncated: nothing was done.)
+ */
+const UNSURE = new Set(["internal_error", "fatal_error", "service_unavailable"]);
+
+/** A refusal to try again later (see PASSING), never a reason to stop posting somewhere. */
+export function isPassingRefusal(err: unknown): boolean {
+  return isPlatformError(err) && PASSING.has(err.data.error);
+}
+
+/**
+ * Slack answered, so the call surely did not take effect: a refusal or a 429, but not an answer
+ * that Slack itself could not tell (UNSURE), which counts as a lost answer.
+ */
 export function isRefusal(err: unknown): boolean {
-  return isPlatformError(err) || isRateLimited(err);
+  return (isPlatformError(err) && !UNSURE.has(err.data.error)) || isRateLimited(err);
 }
 
 /** Retry-After of a 429 in ms (at least a second); undefined for anything else. */

@@ -1,4 +1,5 @@
 import {
+  isPassingRefusal,
   isPlatformError,
   isRateLimited,
   NoInstallationError,
@@ -8,6 +9,10 @@ import {
 import type { EventRun } from "./event-run.ts";
 import { LookupThrottled, NotOwner, type PostKind, publish } from "./publisher.ts";
 
+/** The pause after a refusal that passes, doubling while they repeat, up to a minute. */
+const PASSING_FIRST_MS = 1_000;
+const PASSING_MAX_MS = 60_000;
+
 /** What a channel of an event needs next. */
 export type Action = { kind: PostKind } | { kind: "wait"; until: number };
 
@@ -16,11 +21,15 @@ export type Action = { kind: PostKind } | { kind: "wait"; until: number };
  * run what is due (a card, a counter, a digest), and publishes it. The bulk client never retries:
  * a 429 holds the channel (for every event posting there) for Retry-After and the same work is
  * tried again, folded with whatever arrived meanwhile; a refusal stops the channel until it is
- * notified again; anything else is tried again after a pause.
+ * notified again, unless it is one that passes (a limit or trouble on Slack's side answered as
+ * an error: isPassingRefusal), which is tried again after a growing pause; anything else is
+ * tried again after a pause.
  */
 export class Lane {
   /** Not before this (a failure's pause). */
   nextAt = 0;
+  /** Refusals that pass (isPassingRefusal) in a row: each doubles the pause before the next try. */
+  private passing = 0;
   running = false;
   lastKind: PostKind | undefined;
   /** Resolves when the lane's current loop (a Slack call and its record) has finished. */
@@ -120,6 +129,7 @@ export class Lane {
       try {
         await publish(run, this.channel, kind);
         this.lastKind = kind;
+        this.passing = 0;
         deps.metrics.slackCalls.inc({ method: `bulk.${kind}`, outcome: "ok" });
       } catch (err) {
         if (err instanceof NotOwner) return;
@@ -144,6 +154,17 @@ export class Lane {
           deps.logger.info(
             { channel: this.channel, retryAfterMs: after },
             "live: Slack asked to slow down; retrying after Retry-After",
+          );
+        } else if (isPassingRefusal(err)) {
+          // Slack's limit or its own trouble, answered as an error: the same work again later,
+          // waiting longer each time it repeats. The channel is not given up on.
+          const after = Math.min(PASSING_MAX_MS, PASSING_FIRST_MS * 2 ** this.passing);
+          this.passing++;
+          this.nextAt = Date.now() + after;
+          deps.metrics.slackCalls.inc({ method: "bulk", outcome: "error" });
+          deps.logger.warn(
+            { channel: this.channel, error: slackErrorName(err), retryAfterMs: after },
+            "live: Slack could not take the call for now; trying again later",
           );
         } else if (isPlatformError(err)) {
           // Slack said no for a reason retrying will not change: stop posting to this channel

@@ -1,6 +1,12 @@
 import type { WebClient } from "@slack/web-api";
 import { noiseOf } from "../domain/subscription.ts";
-import { isPlatformError, isRefusal, retryAfterMs, slackErrorName } from "../slack-errors.ts";
+import {
+  isPassingRefusal,
+  isPlatformError,
+  isRefusal,
+  retryAfterMs,
+  slackErrorName,
+} from "../slack-errors.ts";
 import { type RenderedCard, renderCard } from "./card.ts";
 import { digestText, type Pending, subtract } from "./digest.ts";
 import type { EventRun } from "./event-run.ts";
@@ -188,7 +194,8 @@ export async function lookup<T>(
     if (err instanceof LookupThrottled) throw err;
     const wait = retryAfterMs(err);
     if (wait !== undefined) throw new LookupThrottled(wait);
-    const refused = isPlatformError(err);
+    // A refusal that passes (a limit, Slack's own trouble) is asked again like a lost answer.
+    const refused = isPlatformError(err) && !isPassingRefusal(err);
     const tries = (run.lookupTries.get(ch) ?? 0) + 1;
     run.lookupTries.set(ch, tries);
     // Slow down, a lost answer, a 5xx: ask again later (the lane waits), a few times at most,

@@ -3,7 +3,12 @@ import { reportText } from "../blocks/report.ts";
 import { type InstanceSnapshot, REPORT_QUIET_MS } from "../domain/report.ts";
 import { eventOf } from "../domain/subscription.ts";
 import { fileStem, renderReport, uploadReport } from "../report-upload.ts";
-import { isPlatformError, isRateLimited, slackErrorName } from "../slack-errors.ts";
+import {
+  isPassingRefusal,
+  isPlatformError,
+  isRateLimited,
+  slackErrorName,
+} from "../slack-errors.ts";
 import { eventSchema } from "../upstream/events/schemas.ts";
 import type { LiveEngine } from "./engine.ts";
 import type { EventRun } from "./event-run.ts";
@@ -152,7 +157,8 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
     );
   } catch (err) {
     // A refusal (no files:write yet, uploads disabled) costs the report, not the channel's card.
-    if (!isPlatformError(err) || isRateLimited(err)) throw err;
+    // One that passes (a limit, Slack's own trouble) is tried again, like a 429.
+    if (!isPlatformError(err) || isRateLimited(err) || isPassingRefusal(err)) throw err;
     run.engine.deps.logger.warn(
       { channel: ch, eventId: run.eventId, error: slackErrorName(err) },
       "live: Slack refused the attendance report's upload; it is not tried again",

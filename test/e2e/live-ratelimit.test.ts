@@ -16,6 +16,38 @@ afterAll(async () => {
   await h?.close();
 });
 
+/** The replies under the card at `ts` in #events, one text per line. */
+function thread(ts: string): string {
+  return h.emulator.workspace
+    .replies(CHANNELS.events, ts)
+    .filter((m) => m.ts !== ts)
+    .map((m) => m.text ?? "")
+    .join("\n");
+}
+
+/** Waits until every name is in the card's thread. */
+async function namesInThread(ts: string, names: readonly string[]): Promise<void> {
+  await eventually(
+    () => (names.every((n) => thread(ts).includes(n)) ? true : undefined),
+    "every name in the thread",
+    30_000,
+  );
+}
+
+/** Waits until the card at `ts` in #events shows `n` now, at peak and unique. */
+async function cardShows(ts: string, n: number): Promise<void> {
+  await eventually(
+    () =>
+      JSON.stringify(
+        h.emulator.workspace.topLevel(CHANNELS.events).find((m) => m.ts === ts)?.blocks ?? "",
+      ).includes(`Attendees now *${n}* · peak *${n}* · unique *${n}*`)
+        ? true
+        : undefined,
+    "the card's final figures",
+    15_000,
+  );
+}
+
 describe("a rate-limited channel", () => {
   it("keeps every notice, in order, honours Retry-After, and never delays a modal", async () => {
     const event = await seedEvent(h.app.deps, {
@@ -56,18 +88,8 @@ describe("a rate-limited channel", () => {
       }
     }
 
-    const thread = () =>
-      h.emulator.workspace
-        .replies(CHANNELS.events, ts)
-        .filter((m) => m.ts !== ts)
-        .map((m) => m.text ?? "")
-        .join("\n");
-    await eventually(
-      () => (names.every((n) => thread().includes(n)) ? true : undefined),
-      "every name in the thread",
-      30_000,
-    );
-    const text = thread();
+    await namesInThread(ts, names);
+    const text = thread(ts);
     // Each notice exactly once, in the order they joined.
     const positions = names.map((n) => text.indexOf(n));
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
@@ -83,17 +105,71 @@ describe("a rate-limited channel", () => {
       const next = onChannel.find((c) => c.seq > r.seq);
       if (next) expect(next.time - r.time).toBeGreaterThanOrEqual(900);
     }
-    await eventually(
-      () =>
-        JSON.stringify(
-          h.emulator.workspace.topLevel(CHANNELS.events).find((m) => m.ts === ts)?.blocks ?? "",
-        ).includes("Attendees now *20* · peak *20* · unique *20*")
-          ? true
-          : undefined,
-      "the card's final figures",
-      15_000,
-    );
+    await cardShows(ts, 20);
     h.emulator.setRateLimit(undefined);
+  });
+
+  it("keeps posting through refusals that pass (Slack's limits and hiccups answered as errors)", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Hiccups",
+    });
+    const ts = await notifyCard(h, event, CHANNELS.events, "every");
+    const since = h.emulator.calls.length;
+    // Documented for these methods (chat.postMessage: rate_limited; chat.update:
+    // message_limit_exceeded) or for every method (internal_error). Before, the first of them
+    // stopped the channel's notices for good.
+    h.emulator.throttle({
+      method: "chat.postMessage",
+      channel: CHANNELS.events,
+      times: 1,
+      retryAfterSec: 0,
+      error: "rate_limited",
+    });
+    h.emulator.throttle({
+      method: "chat.postMessage",
+      channel: CHANNELS.events,
+      times: 1,
+      retryAfterSec: 0,
+      error: "internal_error",
+    });
+    h.emulator.throttle({
+      method: "chat.update",
+      channel: CHANNELS.events,
+      times: 1,
+      retryAfterSec: 0,
+      error: "message_limit_exceeded",
+    });
+    const names = ["Hic Cup", "Hic Cough", "Hic Sneeze"];
+    for (const name of names) {
+      await h.sandbox.control.attendees(event.eventId, { join: [{ name }] });
+    }
+    await namesInThread(ts, names);
+    for (const n of names) expect(thread(ts).split(n).length - 1).toBe(1);
+    await cardShows(ts, 3);
+    const calls = h.emulator.calls.slice(since);
+    const errors = calls.filter((c) => c.args.channel === CHANNELS.events && c.error);
+    expect(errors.map((c) => c.error).sort()).toEqual([
+      "internal_error",
+      "message_limit_exceeded",
+      "rate_limited",
+    ]);
+    // Between a refused post and the next try: a lookup only after internal_error
+    // (Slack says part of the call may have happened), none after rate_limited (nothing did).
+    const lookupsAfter = (error: string) => {
+      const refused = calls.find((c) => c.error === error);
+      if (!refused) throw new Error(`no ${error}`);
+      const next = calls.find((c) => c.seq > refused.seq && c.method === "chat.postMessage");
+      return calls.filter(
+        (c) =>
+          c.seq > refused.seq &&
+          c.seq < (next?.seq ?? Number.POSITIVE_INFINITY) &&
+          (c.method === "conversations.replies" || c.method === "conversations.history"),
+      ).length;
+    };
+    expect(lookupsAfter("internal_error")).toBeGreaterThan(0);
+    expect(lookupsAfter("rate_limited")).toBe(0);
   });
 
   it("stops posting to a channel that refuses the app, and resumes when notified again", async () => {

@@ -143,7 +143,7 @@ describe("kill -9 between Slack's answer and the record", () => {
   }, 90_000);
 
   it("posts again, with a warning, when Slack will not show the channel's history", async () => {
-    // #town-hall, where a workspace preference keeps the bot from joining: it posts there
+    // #town-hall, which the bot may not join (channel_is_limited_access): it posts there
     // (chat:write.public) but is no member, so conversations.history answers not_in_channel.
     // The channel must not stall on that.
     stage.emulator.throttle({
@@ -151,7 +151,7 @@ describe("kill -9 between Slack's answer and the record", () => {
       channel: CHANNELS.townHall,
       times: 1,
       retryAfterSec: 0,
-      error: "restricted_action",
+      error: "channel_is_limited_access",
     });
     const fifth = await start();
     const inTownHall = () =>

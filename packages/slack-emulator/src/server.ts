@@ -10,7 +10,7 @@ import { SlackApiError } from "./errors.ts";
 import type { Notification } from "./mentions.ts";
 import { fileJson, fileState, receiveUpload } from "./methods/files.ts";
 import { type RateLimit, RateLimiter, type RateLimits } from "./ratelimit.ts";
-import { methodFacts } from "./reference/index.ts";
+import { COMMON_ERRORS, methodFacts } from "./reference/index.ts";
 import type { WorkspaceSeed } from "./seed.ts";
 import { type Json, type Message, Workspace } from "./workspace.ts";
 
@@ -63,7 +63,8 @@ export interface ThrottleRule {
   readonly retryAfterSec: number;
   /**
    * Answer with this Slack error instead (HTTP 200, `ok: false`), as Slack does when it refuses a
-   * call: e.g. `restricted_action` when a workspace preference forbids joining a channel.
+   * call: e.g. `channel_is_limited_access` from `conversations.join`. Only an error Slack's
+   * reference lists for the method (or, without `method`, one any method may answer).
    */
   readonly error?: string;
 }
@@ -595,6 +596,19 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     throttle(rule: ThrottleRule) {
       if (!(rule.times > 0) || !(rule.retryAfterSec >= 0)) {
         throw new Error("throttle needs times > 0 and retryAfterSec >= 0");
+      }
+      if (rule.error !== undefined) {
+        // Never more lenient than Slack: a refusal the reference does not document for the
+        // method (or, for a rule on any method, for every method) cannot be staged.
+        const documented =
+          rule.method === undefined
+            ? COMMON_ERRORS.has(rule.error)
+            : methodFacts(rule.method)?.errors.has(rule.error);
+        if (!documented) {
+          throw new Error(
+            `throttle: Slack's reference does not list ${rule.error} for ${rule.method ?? "every method"}`,
+          );
+        }
       }
       throttles.push({ rule, left: rule.times });
     },

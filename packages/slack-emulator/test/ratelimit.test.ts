@@ -172,10 +172,37 @@ describe("throttle rules", () => {
       method: "conversations.join",
       times: 1,
       retryAfterSec: 0,
-      error: "restricted_action",
+      error: "channel_is_limited_access",
     });
     expect((await call(e, "conversations.join", { channel: "C0TOWNHALL" })).body.error).toBe(
-      "restricted_action",
+      "channel_is_limited_access",
     );
+  });
+
+  it("refuse to stage a refusal Slack's reference does not list for the method", async () => {
+    const e = await start(false);
+    // restricted_action is chat.postMessage's, not conversations.join's.
+    expect(() =>
+      e.throttle({
+        method: "conversations.join",
+        times: 1,
+        retryAfterSec: 0,
+        error: "restricted_action",
+      }),
+    ).toThrow(/does not list restricted_action for conversations.join/);
+    // Without a method the rule may hit any call: only an error every method may answer.
+    expect(() =>
+      e.throttle({ times: 1, retryAfterSec: 0, error: "message_limit_exceeded" }),
+    ).toThrow(/every method/);
+    e.throttle({ times: 1, retryAfterSec: 0, error: "internal_error" });
+    expect((await call(e, "auth.test", {})).body.error).toBe("internal_error");
+    e.throttle({
+      method: "chat.postMessage",
+      times: 1,
+      retryAfterSec: 0,
+      error: "restricted_action",
+    });
+    const posted = await call(e, "chat.postMessage", { channel: "C0TOWNHALL", text: "hi" });
+    expect(posted.body.error).toBe("restricted_action");
   });
 });

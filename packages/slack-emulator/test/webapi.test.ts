@@ -624,14 +624,14 @@ describe("throttling", () => {
       channel: EVENTS,
       times: 1,
       retryAfterSec: 0,
-      error: "restricted_action",
+      error: "channel_is_limited_access",
     });
     const err = await bot.conversations.join({ channel: EVENTS }).catch((e: unknown) => e);
-    expect((err as { data?: { error?: string } }).data?.error).toBe("restricted_action");
+    expect((err as { data?: { error?: string } }).data?.error).toBe("channel_is_limited_access");
     expect(emu.calls.at(-1)).toMatchObject({
       method: "conversations.join",
       ok: false,
-      error: "restricted_action",
+      error: "channel_is_limited_access",
       status: 200,
     });
     expect((await bot.conversations.join({ channel: EVENTS })).ok).toBe(true);
