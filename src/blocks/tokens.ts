@@ -130,14 +130,15 @@ function expiryText(expirationDate: number | null): string {
 
 /**
  * The one message that carries a token: ephemeral, to the requester only. Nothing else may hold
- * `token.accessToken`.
+ * `token.accessToken`. The token is in a block only, never in `text`: `text` is what
+ * notifications, their previews and Slack's e-mails of unread messages show.
  */
 export function buildTokenMinted(token: AccessToken): { text: string; blocks: KnownBlock[] } {
   const who = token.clientName ? ` for ${escapeMrkdwn(truncate(token.clientName, 100))}` : "";
   const head = `Here is your relay token${who}. It ${expiryText(token.expirationDate)}; roles: ${token.roles.map(escapeMrkdwn).join(", ") || "none"}. Copy it now: On Air keeps no copy and won't show it again.`;
   const secret = escapeMrkdwn(token.accessToken.replace(/`/g, ""));
   return {
-    text: `Your relay token: ${secret}`,
+    text: `Here is your relay token${who}: open this message to copy it.`,
     blocks: [
       { type: "section", text: { type: "mrkdwn", text: head } },
       { type: "section", text: { type: "mrkdwn", text: `\`\`\`${secret}\`\`\`` } },

@@ -6,6 +6,7 @@ import type { UserToken } from "../upstream/events/tokens.ts";
 import type { BasicCredentials } from "../upstream/relay/client.ts";
 import type { Actor, Directory, SlackProfile } from "./directory.ts";
 import { USER_ERROR_CODES, UserFacingError } from "./errors.ts";
+import { userText } from "./text.ts";
 
 /**
  * Who may do what, and with which upstream credentials: the checks every action runs before it
@@ -128,7 +129,7 @@ export async function linkUser(deps: Deps, actor: Actor): Promise<UserLink> {
     if (err instanceof EventsError && (err.status === 404 || err.status === 400)) {
       throw new UserFacingError(
         USER_ERROR_CODES.notLinked,
-        `${profile.email} is not a registered user of your live events service. Ask your events admin to add you, then run \`/onair link\` again.`,
+        `${userText(profile.email, 200)} is not a registered user of your live events service. Ask your events admin to add you, then run \`/onair link\` again.`,
         { cause: err },
       );
     }

@@ -47,10 +47,11 @@ describe("/onair link, whoami, unlink", () => {
     const ws = h.emulator.workspace;
     const mia = ws.users.get(USERS.member);
     if (!mia) throw new Error("no member in the seed");
-    ws.users.set(mia.id, { ...mia, email: "mia@elsewhere.org" });
+    // Not this app's text either: escaped, the address pings nobody.
+    ws.users.set(mia.id, { ...mia, email: "mia&<!here>@elsewhere.org" });
     const text = await command(USERS.member, "link");
     expect(text).toBe(
-      "mia@elsewhere.org is not a registered user of your live events service. Ask your events admin to add you, then run `/onair link` again.",
+      "mia&amp;&lt;!here&gt;@elsewhere.org is not a registered user of your live events service. Ask your events admin to add you, then run `/onair link` again.",
     );
     expect(await h.app.store.users.get(TEAM, USERS.member)).toBeUndefined();
     const notLinked = await command(USERS.member, "whoami");

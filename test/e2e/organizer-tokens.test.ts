@@ -278,3 +278,37 @@ describe("secrets", () => {
     expectAllPayloadsValid(h);
   });
 });
+
+describe("/onair token, the modal closed before the token came", () => {
+  it("modal closed before the token came: it goes to the requester's DM, never in a notification's text", async () => {
+    await commandOpensModal(h, USERS.admin, CHANNELS.general, "token", VIEWS.token);
+    const since = h.emulator.calls.length;
+    // The relay answers late; the requester closes the "Minting…" modal meanwhile.
+    h.sandbox.control.addFault({ service: "relay", delayMs: 1_500, times: 1 });
+    const res = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [T.duration]: "day", [T.clientName]: "Closed too soon" } as never,
+    });
+    expect(res.outcome.action).toBe("updated");
+    await h.driver.viewClosed({ user: USERS.admin });
+    const dm = await waitFor(
+      h,
+      (c) => c.method === "chat.postMessage" && c.ok && c.args.channel === USERS.admin,
+      since,
+    );
+    const token = /```([^`]+)```/.exec(JSON.stringify(dm.args.blocks))?.[1] ?? "";
+    expect(token.length).toBeGreaterThan(8);
+    // Notifications, their previews and unread-message e-mails show `text`: no token there.
+    expect(String(dm.args.text)).toContain("Here is your relay token for Closed too soon");
+    expect(String(dm.args.text)).not.toContain(token);
+    // The modal's update failed (closed), then the DM: only the requester's, and nowhere else.
+    const carrying = h.emulator.calls.filter((c) => JSON.stringify(c.args).includes(token));
+    expect(carrying.map((c) => `${c.method} ${c.ok}`)).toEqual([
+      "views.update false",
+      "chat.postMessage true",
+    ]);
+    expect(h.logs.some((l) => l.includes(token))).toBe(false);
+    expect(JSON.stringify(await h.app.store.audit.list(TEAM, 1000))).not.toContain(token);
+    expect(JSON.stringify(await h.app.store.entries(""))).not.toContain(token);
+  });
+});

@@ -110,6 +110,15 @@ function hostileEvent(s: string): Event {
     dialInNumbers: { [s]: s },
     panelists: [{ email: s }],
     moderators: [s],
+    recurrencePattern: {
+      recurrenceType: s,
+      endDate: null,
+      recurrenceCount: 3,
+      frequency: 1,
+      daysOfWeekMask: 0,
+      dayOfMonth: 0,
+      weekOfMonth: "",
+    },
   });
 }
 

@@ -17,7 +17,21 @@ import { sampleEvent } from "./fixtures.ts";
 
 const HUGE_TITLE = "Ünïcode & <tags> ".repeat(600).slice(0, 10_000);
 const PANEL = Array.from({ length: 500 }, (_, i) => ({ email: `panelist${i}@example.com` }));
-const huge = sampleEvent({ title: HUGE_TITLE, panelists: PANEL, moderators: PANEL.slice(0, 300) });
+const huge = sampleEvent({
+  title: HUGE_TITLE,
+  panelists: PANEL,
+  moderators: PANEL.slice(0, 300),
+  // A type the spec does not show, as long as the service sends it.
+  recurrencePattern: {
+    recurrenceType: HUGE_TITLE,
+    endDate: null,
+    recurrenceCount: 5,
+    frequency: 1,
+    daysOfWeekMask: 0,
+    dayOfMonth: 0,
+    weekOfMonth: "",
+  },
+});
 
 describe("builders stay within Block Kit limits at the extremes", () => {
   it("the schedule form, create and edit, with every zone option and long values", () => {
