@@ -53,6 +53,8 @@ export type EditOutcome =
       missing: string[];
       /** The channel cards could not be refreshed (they show the old details for now). */
       stale: boolean;
+      /** The event's organizer (Slack user): only they may see its links and passcodes. */
+      organizer: string;
     };
 
 /** Sends only what changed, as the organizer; cards and reminders follow; audited. */
@@ -98,5 +100,11 @@ export async function saveEdit(
     },
     `${await actorName(actor)} edited *${userText(after.title, 200)}* (\`${userText(record.eventId, 80)}\`): ${changed.join(", ")}.`,
   );
-  return { changed, event: after, missing, stale: stale !== undefined };
+  return {
+    changed,
+    event: after,
+    missing,
+    stale: stale !== undefined,
+    organizer: record.organizer,
+  };
 }

@@ -216,12 +216,12 @@ describe("cancel", () => {
 });
 
 describe("the event card's buttons", () => {
-  async function postCard(eventId: string) {
+  async function postCard(eventId: string, channel: string = CHANNELS.events) {
     const event = await getUpstream(h, "kei@example.com", eventId);
     const card = buildEventCard({ event });
     const bulk = await h.app.deps.bulkClient(TEAM);
     const res = await bulk.chat.postMessage({
-      channel: CHANNELS.events,
+      channel,
       text: card.text,
       blocks: card.blocks,
     });
@@ -279,6 +279,55 @@ describe("the event card's buttons", () => {
       `Only the event's organizer, <@${USERS.kei}>`,
     );
     await h.driver.viewClosed({ user: USERS.member });
+  });
+
+  it("an admin's edit of someone else's event: saved, the links and passcodes go only to the organizer", async () => {
+    const id = await scheduleViaForm(
+      h,
+      USERS.kei,
+      CHANNELS.general,
+      "Admin-fixed webinar",
+      future(11),
+    );
+    // In #general: Slack paces posts per channel, and the other tests post to #events.
+    const ts = await postCard(id, CHANNELS.general);
+    let since = h.emulator.calls.length;
+    await h.driver.blockAction({
+      user: USERS.admin,
+      action_id: CARD_ACTIONS.edit,
+      channel: CHANNELS.general,
+      message_ts: ts,
+    });
+    await waitFor(
+      h,
+      (c) => c.method === "views.update" && viewOf(c).callback_id === VIEWS.event,
+      since,
+    );
+    since = h.emulator.calls.length;
+    const res = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [F.title]: "Admin-fixed webinar v2" },
+    });
+    expect(res.outcome.action).toBe("closed");
+    const told = await waitFor(
+      h,
+      isMessageTo(USERS.admin, /Saved: title\..*go only to its organizer/),
+      since,
+    );
+    const toKei = await waitFor(h, isMessageTo(USERS.kei, /changed your event: title/), since);
+    const event = await getUpstream(h, "kei@example.com", id);
+    const secrets = [event.moderatorUrl, event.panelistUrl, event.participantPasscode].filter(
+      (x): x is string => typeof x === "string" && x.length > 0,
+    );
+    expect(secrets.length).toBeGreaterThan(0);
+    // The organizer has them; nothing the admin was sent does.
+    for (const x of secrets) expect(JSON.stringify(toKei.args)).toContain(x);
+    const toAdmin = h.emulator.calls
+      .slice(since)
+      .filter((c) => isMessageTo(USERS.admin, /./)(c) || c.args.user === USERS.admin);
+    expect(toAdmin).toContain(told);
+    for (const c of toAdmin)
+      for (const x of secrets) expect(JSON.stringify(c.args)).not.toContain(x);
   });
 
   it("Notify asks for a channel and reminders", async () => {

@@ -128,15 +128,35 @@ async function edit(
   }
   const missing = "missing" in out ? out.missing : [];
   const stale = "stale" in out && out.stale;
-  await tellUser(
-    quietClient(deps, client),
-    actor.user,
-    buildOrganizerDetails(
-      out.event,
-      `:pencil2: Saved: ${out.changed.join(", ")}.${missingNote(missing)}${stale ? " Its channel cards may show the old details for now." : ""}`,
-    ),
-    meta.channel,
-  );
+  const saved = `:pencil2: Saved: ${out.changed.join(", ")}.${missingNote(missing)}${stale ? " Its channel cards may show the old details for now." : ""}`;
+  const organizer = "organizer" in out ? out.organizer : actor.user;
+  if (organizer === actor.user) {
+    await tellUser(
+      quietClient(deps, client),
+      actor.user,
+      buildOrganizerDetails(out.event, saved),
+      meta.channel,
+    );
+  } else {
+    // An admin edited someone else's event: the links and passcodes stay the organizer's (as
+    // /onair show refuses them to admins); the organizer hears of the change, with them.
+    await tellUser(
+      client,
+      actor.user,
+      {
+        text: `${saved} Its join links and passcodes go only to its organizer, <@${organizer}>, who has been sent the updated details.`,
+      },
+      meta.channel,
+    );
+    await tellUser(
+      quietClient(deps, client),
+      organizer,
+      buildOrganizerDetails(
+        out.event,
+        `:pencil2: <@${actor.user}> changed your event: ${out.changed.join(", ")}. Its details as they are now:`,
+      ),
+    );
+  }
   await publishHome(deps, client, actor);
 }
 
