@@ -1,4 +1,5 @@
 import type { Deps } from "../deps.ts";
+import { slackErrorName } from "../slack-errors.ts";
 import type { Audience, Settings, UserLink } from "../store/index.ts";
 import { EventsError } from "../upstream/errors.ts";
 import type { AppCredentials } from "../upstream/events/client.ts";
@@ -64,11 +65,20 @@ export async function inAudience(
   audience: Audience,
 ): Promise<boolean> {
   if (audience === "everyone") return true;
-  if (audience === "admins") return (await directory.profile(user)).isAdmin;
-  if ((await directory.groupMembers(audience.usergroup)).includes(user)) return true;
-  // Admins manage the app; a group policy never locks them out of it.
-  return (await directory.profile(user)).isAdmin;
+  // Admins manage the app; no policy locks them out of it, not even a group lookup that fails.
+  if ((await directory.profile(user)).isAdmin) return true;
+  if (audience === "admins") return false;
+  try {
+    return (await directory.groupMembers(audience.usergroup)).includes(user);
+  } catch (err) {
+    // The group is gone, or the plan has no user groups: nobody is provably in it.
+    if (GROUP_GONE.has(slackErrorName(err) ?? "")) return false;
+    throw err;
+  }
 }
+
+/** usergroups.users.list's documented answers for a group that cannot be read at all. */
+const GROUP_GONE = new Set(["no_such_subteam", "plan_upgrade_required"]);
 
 export type PolicyAction = "schedule" | "mint";
 const ACTION_WORDS: Readonly<Record<PolicyAction, string>> = {

@@ -51,3 +51,30 @@ describe("a tier-2 429 storm on App Home", () => {
     h.emulator.clearThrottles();
   });
 });
+
+describe("a user group Slack cannot read (its plan has none, or it was deleted)", () => {
+  it("admins still schedule; others are told who may, in plain words", async () => {
+    // Documented answers of usergroups.users.list; before, the first locked admins out too.
+    h.emulator.throttle({
+      method: "usergroups.users.list",
+      times: 1_000,
+      retryAfterSec: 0,
+      error: "plan_upgrade_required",
+    });
+    const formFor = async (user: string) => {
+      const since = h.emulator.calls.length;
+      await h.driver.slashCommand({ user, channel: CHANNELS.general, text: "schedule" });
+      await h.emulator.waitForCall((c) => c.method === "views.open", { since });
+      const filled = await h.emulator.waitForCall((c) => c.method === "views.update", { since });
+      return filled.args.view as { callback_id?: string; blocks: unknown };
+    };
+    const admin = await formFor(USERS.admin);
+    expect(admin.callback_id).toBe(VIEWS.event);
+    await h.driver.viewClosed({ user: USERS.admin });
+    const member = await formFor(USERS.member);
+    expect(member.callback_id).not.toBe(VIEWS.event);
+    expect(JSON.stringify(member.blocks)).toContain("members of <!subteam^S0ORGANIZERS>");
+    await h.driver.viewClosed({ user: USERS.member });
+    h.emulator.clearThrottles();
+  });
+});
