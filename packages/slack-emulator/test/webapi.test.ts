@@ -135,6 +135,60 @@ describe("authentication", () => {
 });
 
 describe("messages", () => {
+  it("refuses message metadata that is not Slack's format, and an edit in an archived channel", async () => {
+    const post = (metadata: unknown) =>
+      slackError(bot.chat.postMessage({ channel: EVENTS, text: "m", metadata } as never));
+    // Not JSON; JSON without a string event_type and an object event_payload.
+    expect((await post("{not json")).error).toBe("invalid_metadata_format");
+    for (const bad of [
+      { event_type: 5, event_payload: {} },
+      { event_type: "", event_payload: {} },
+      { event_type: "onair_card" },
+      { event_type: "onair_card", event_payload: [1] },
+      ["onair_card"],
+    ]) {
+      expect((await post(JSON.stringify(bad))).error, JSON.stringify(bad)).toBe(
+        "invalid_metadata_schema",
+      );
+    }
+    const good = { event_type: "onair_card", event_payload: { eventId: "e1" } };
+    const ok = await bot.chat.postMessage({ channel: EVENTS, text: "m", metadata: good });
+    expect(
+      (
+        await slackError(
+          bot.chat.update({
+            channel: EVENTS,
+            ts: ok.ts!,
+            text: "m2",
+            metadata: JSON.stringify({ event_type: "x" }),
+          } as never),
+        )
+      ).error,
+    ).toBe("invalid_metadata_schema");
+    expect(
+      (
+        await slackError(
+          bot.chat.scheduleMessage({
+            channel: EVENTS,
+            text: "later",
+            post_at: Math.floor(clock / 1000) + 3600,
+            metadata: JSON.stringify({ event_payload: {} }),
+          } as never),
+        )
+      ).error,
+    ).toBe("invalid_metadata_schema");
+    // Slack: "The message cannot be edited within a frozen, archived or deleted channel."
+    const ch = emu.workspace.channels.get(EVENTS)!;
+    ch.is_archived = true;
+    try {
+      expect(
+        (await slackError(bot.chat.update({ channel: EVENTS, ts: ok.ts!, text: "late" }))).error,
+      ).toBe("is_inactive");
+    } finally {
+      ch.is_archived = false;
+    }
+  });
+
   it("posts, threads, updates and deletes like Slack", async () => {
     const parent = await bot.chat.postMessage({ channel: EVENTS, text: "Town hall at 5" });
     expect(parent.ts).toMatch(/^\d{10}\.\d{6}$/);
@@ -550,6 +604,16 @@ describe("people, channels, groups, team", () => {
       tz_offset: -5 * 3600,
     });
     expect((await slackError(bot.users.info({ user: "U0NOPE" }))).error).toBe("user_not_found");
+  });
+
+  it("refuses a conversations.members limit outside 1–1000", async () => {
+    for (const limit of [0, -1, 1001]) {
+      expect(
+        (await slackError(bot.conversations.members({ channel: EVENTS, limit }))).error,
+        String(limit),
+      ).toBe("invalid_limit");
+    }
+    expect((await bot.conversations.members({ channel: EVENTS, limit: 1000 })).ok).toBe(true);
   });
 
   it("pages through users and channels with cursors", async () => {

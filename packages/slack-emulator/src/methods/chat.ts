@@ -33,6 +33,31 @@ function content(ctx: CallContext, attachmentsError: string): MessageContent {
   };
 }
 
+/**
+ * A message's `metadata`: JSON (else invalid_metadata_format) holding a string `event_type` and
+ * an object `event_payload`, as Slack's message-metadata format requires (else
+ * invalid_metadata_schema).
+ */
+function metadataArg(ctx: CallContext): unknown {
+  const m = ctx.args.json("metadata", "invalid_metadata_format");
+  if (m === undefined) return undefined;
+  const o = m as { event_type?: unknown; event_payload?: unknown };
+  const payload = o?.event_payload;
+  if (
+    typeof m !== "object" ||
+    m === null ||
+    Array.isArray(m) ||
+    typeof o.event_type !== "string" ||
+    o.event_type === "" ||
+    typeof payload !== "object" ||
+    payload === null ||
+    Array.isArray(payload)
+  ) {
+    throw new SlackApiError("invalid_metadata_schema");
+  }
+  return m;
+}
+
 function channelRef(ctx: CallContext): string {
   return ctx.args.resolve("channel", "channel_not_found");
 }
@@ -46,6 +71,7 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       "not_in_channel",
       "is_archived",
       "invalid_metadata_format",
+      "invalid_metadata_schema",
       "too_many_attachments",
       "markdown_text_conflict",
     ],
@@ -63,7 +89,7 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
           ...body,
           thread_ts: ctx.args.str("thread_ts"),
           reply_broadcast: ctx.args.bool("reply_broadcast"),
-          metadata: ctx.args.json("metadata", "invalid_metadata_format"),
+          metadata: metadataArg(ctx),
           link_names: ctx.args.bool("link_names") === true || ctx.args.str("parse") === "full",
         },
         { via: "chat.postMessage", warn: ctx.warn, maxText: Number.POSITIVE_INFINITY },
@@ -79,8 +105,10 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       "channel_not_found",
       "message_not_found",
       "cant_update_message",
+      "is_inactive",
       "invalid_attachments",
       "invalid_metadata_format",
+      "invalid_metadata_schema",
       "msg_too_long",
       "too_many_attachments",
       "markdown_text_conflict",
@@ -89,9 +117,11 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       const t = actor(ctx);
       const ch = ctx.ws.visibleChannel(channelRef(ctx), t.userId);
       const ts = ctx.args.resolve("ts", "message_not_found");
+      // Slack: "The message cannot be edited within a frozen, archived or deleted channel."
+      if (ch.is_archived) throw new SlackApiError("is_inactive");
       const msg = ctx.ws.updateMessage(ch, ts, t.userId, {
         ...content(ctx, "invalid_attachments"),
-        metadata: ctx.args.json("metadata", "invalid_metadata_format"),
+        metadata: metadataArg(ctx),
       });
       return { channel: ch.id, ts: msg.ts, text: msg.text, message: ctx.ws.messageJson(msg) };
     },
@@ -148,6 +178,8 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       "time_too_far",
       "restricted_too_many",
       "msg_too_long",
+      "invalid_metadata_format",
+      "invalid_metadata_schema",
       "too_many_attachments",
       "markdown_text_conflict",
     ],
@@ -156,6 +188,8 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       const ch = ctx.ws.postableChannel(channelRef(ctx), t.userId, t.scopes);
       const postAt = Number(ctx.args.resolve("post_at", "invalid_time"));
       if (!Number.isFinite(postAt)) throw new SlackApiError("invalid_time");
+      // Checked as chat.postMessage checks it (the scheduled message keeps none of it here).
+      metadataArg(ctx);
       const s = ctx.ws.scheduleMessage(ch, t.userId, postAt, {
         ...content(ctx, "invalid_arguments"),
         thread_ts: ctx.args.str("thread_ts"),

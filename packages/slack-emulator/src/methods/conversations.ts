@@ -87,10 +87,14 @@ export const CONVERSATIONS: Readonly<Record<string, MethodSpec>> = {
 
   "conversations.members": {
     auth: true,
-    errors: ["channel_not_found", "invalid_cursor"],
+    errors: ["channel_not_found", "invalid_cursor", "invalid_limit"],
     handler: (ctx) => {
       const ch = named(ctx);
       requireConversationScope(ctx, ch, "read");
+      const limit = ctx.args.num("limit");
+      if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > 1000)) {
+        throw new SlackApiError("invalid_limit");
+      }
       const p = page([...ch.members], ctx.args);
       return { members: p.items, response_metadata: { next_cursor: p.next } };
     },
