@@ -32,8 +32,11 @@ export function createAppServer(deps: {
     route: string;
     handle(req: IncomingMessage, res: ServerResponse, id: string): Promise<void>;
   };
+  /** A request slower than this is logged (debug), by route and path. Default 5 s. */
+  slowMs?: number;
 }): Server {
   const { logger, metrics, handlers, fast } = deps;
+  const slowMs = deps.slowMs ?? 5_000;
   // The fast route's request counters by status, resolved once instead of hashed per request.
   const fastCounts = new Map<number, { inc(): void }>();
   const countFast = (status: number) => {
@@ -77,7 +80,10 @@ export function createAppServer(deps: {
     const label = routeLabel(url.pathname);
     res.on("finish", () => {
       metrics.httpRequests.inc({ route: label, status: String(res.statusCode) });
-      if (performance.now() - started > 5_000) logger.debug({ url: req.url }, "slow request");
+      // The path, never the query: OAuth's redirect carries its one-time code there.
+      if (performance.now() - started > slowMs) {
+        logger.debug({ route: label, path: url.pathname }, "slow request");
+      }
     });
     route(req, res, url).catch(failed(res));
   });
