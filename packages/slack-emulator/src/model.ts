@@ -35,6 +35,8 @@ export interface Message {
   blocks?: unknown[];
   attachments?: unknown[];
   metadata?: unknown;
+  /** An admin locked this message's thread: no new replies (restricted_action_thread_locked). */
+  thread_locked?: boolean;
   thread_ts?: string;
   reply_count?: number;
   reply_users?: string[];
@@ -56,6 +58,11 @@ export interface Channel {
   readonly is_mpim: boolean;
   readonly is_general: boolean;
   is_archived: boolean;
+  /**
+   * Who may post, beyond membership: "read_only" (an announcement channel: no app posts) or
+   * "thread_only" (replies only, no top-level message). Undefined: anyone who may post.
+   */
+  posting?: "read_only" | "thread_only" | undefined;
   readonly created: number;
   readonly creator: string;
   /** for a DM: the human on the other side */

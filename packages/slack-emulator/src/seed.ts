@@ -34,6 +34,8 @@ export interface SeedChannel {
   readonly is_mpim?: boolean;
   readonly is_general?: boolean;
   readonly is_archived?: boolean;
+  /** posting limits beyond membership (see Channel.posting) */
+  readonly posting?: "read_only" | "thread_only";
   /** user ids; include the bot user's id for channels the app is in */
   readonly members: readonly string[];
   readonly topic?: string;

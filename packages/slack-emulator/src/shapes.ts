@@ -107,6 +107,8 @@ export function channelJson(ws: Workspace, ch: Channel, viewer: string, withCoun
 
 export function messageJson(ws: Workspace, m: Message): Json {
   const out: Json = structuredClone(m) as unknown as Json;
+  // The emulator's own mark; Slack's message object has no such field.
+  delete out.thread_locked;
   if (m.bot_id !== undefined) {
     out.bot_profile = {
       id: ws.app.botId,

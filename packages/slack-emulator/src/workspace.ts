@@ -145,6 +145,7 @@ export class Workspace {
         ...(other !== undefined && { user: other }),
         is_general: c.is_general ?? false,
         is_archived: c.is_archived ?? false,
+        ...(c.posting !== undefined && { posting: c.posting }),
         created: createdSec,
         creator: this.installerUserId,
         members: new Set(c.members),

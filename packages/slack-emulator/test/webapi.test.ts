@@ -189,6 +189,56 @@ describe("messages", () => {
     }
   });
 
+  it("honours a channel's posting limits and a locked thread", async () => {
+    const ch = emu.workspace.channels.get(EVENTS)!;
+    const parent = await bot.chat.postMessage({ channel: EVENTS, text: "Town hall" });
+    const later = Math.floor(clock / 1000) + 3600;
+    try {
+      ch.posting = "thread_only";
+      expect((await slackError(bot.chat.postMessage({ channel: EVENTS, text: "top" }))).error).toBe(
+        "restricted_action_thread_only_channel",
+      );
+      expect(
+        (
+          await slackError(
+            bot.chat.scheduleMessage({ channel: EVENTS, text: "top", post_at: later }),
+          )
+        ).error,
+      ).toBe("restricted_action_thread_only_channel");
+      const reply = await bot.chat.postMessage({
+        channel: EVENTS,
+        thread_ts: parent.ts!,
+        text: "in the thread",
+      });
+      expect(reply.ok).toBe(true);
+      ch.posting = "read_only";
+      expect(
+        (
+          await slackError(
+            bot.chat.postMessage({ channel: EVENTS, thread_ts: parent.ts!, text: "reply" }),
+          )
+        ).error,
+      ).toBe("restricted_action_read_only_channel");
+      ch.posting = undefined;
+      // A locked thread takes no reply, also when the reply names a reply in it.
+      emu.workspace.findMessage(ch, parent.ts!)!.thread_locked = true;
+      for (const ts of [parent.ts!, reply.ts!]) {
+        expect(
+          (await slackError(bot.chat.postMessage({ channel: EVENTS, thread_ts: ts, text: "r" })))
+            .error,
+        ).toBe("restricted_action_thread_locked");
+      }
+      expect((await bot.chat.postMessage({ channel: EVENTS, text: "top again" })).ok).toBe(true);
+      // The mark is the emulator's own: no such field in Slack's message object.
+      const listed = await bot.conversations.history({ channel: EVENTS, limit: 5 });
+      expect(JSON.stringify(listed.messages)).not.toContain("thread_locked");
+    } finally {
+      ch.posting = undefined;
+      const p = emu.workspace.findMessage(ch, parent.ts!);
+      if (p) p.thread_locked = false;
+    }
+  });
+
   it("posts, threads, updates and deletes like Slack", async () => {
     const parent = await bot.chat.postMessage({ channel: EVENTS, text: "Town hall at 5" });
     expect(parent.ts).toMatch(/^\d{10}\.\d{6}$/);

@@ -1,4 +1,5 @@
 import { SlackApiError } from "../errors.ts";
+import type { Channel } from "../model.ts";
 import type { MessageContent } from "../workspace.ts";
 import { page } from "./args.ts";
 import { actor, type CallContext, type MethodSpec } from "./types.ts";
@@ -58,6 +59,29 @@ function metadataArg(ctx: CallContext): unknown {
   return m;
 }
 
+/**
+ * A channel's posting limits beyond membership (Channel.posting) and a locked thread: a
+ * read-only channel takes no post, a thread-only one no top-level post, a locked thread no reply
+ * (`locked` false for chat.scheduleMessage, whose reference does not list that error).
+ */
+function checkPosting(
+  ctx: CallContext,
+  ch: Channel,
+  threadTs: string | undefined,
+  locked: boolean,
+): void {
+  if (ch.posting === "read_only") throw new SlackApiError("restricted_action_read_only_channel");
+  if (ch.posting === "thread_only" && threadTs === undefined) {
+    throw new SlackApiError("restricted_action_thread_only_channel");
+  }
+  if (!locked || threadTs === undefined) return;
+  let parent = ctx.ws.findMessage(ch, threadTs);
+  if (parent?.thread_ts !== undefined && parent.thread_ts !== parent.ts) {
+    parent = ctx.ws.findMessage(ch, parent.thread_ts);
+  }
+  if (parent?.thread_locked) throw new SlackApiError("restricted_action_thread_locked");
+}
+
 function channelRef(ctx: CallContext): string {
   return ctx.args.resolve("channel", "channel_not_found");
 }
@@ -72,12 +96,16 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       "is_archived",
       "invalid_metadata_format",
       "invalid_metadata_schema",
+      "restricted_action_read_only_channel",
+      "restricted_action_thread_only_channel",
+      "restricted_action_thread_locked",
       "too_many_attachments",
       "markdown_text_conflict",
     ],
     handler: (ctx) => {
       const t = actor(ctx);
       const ch = ctx.ws.postableChannel(channelRef(ctx), t.userId, t.scopes);
+      checkPosting(ctx, ch, ctx.args.str("thread_ts"), true);
       const body = content(ctx, "invalid_arguments");
       // Slack's page says it truncates past 40,000 characters; measured, it posts them whole
       // (brekkylab/backlot#196). Either way it is no error for this method: a warning here.
@@ -177,6 +205,8 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       "time_in_past",
       "time_too_far",
       "restricted_too_many",
+      "restricted_action_read_only_channel",
+      "restricted_action_thread_only_channel",
       "msg_too_long",
       "invalid_metadata_format",
       "invalid_metadata_schema",
@@ -186,6 +216,7 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
     handler: (ctx) => {
       const t = actor(ctx);
       const ch = ctx.ws.postableChannel(channelRef(ctx), t.userId, t.scopes);
+      checkPosting(ctx, ch, ctx.args.str("thread_ts"), false);
       const postAt = Number(ctx.args.resolve("post_at", "invalid_time"));
       if (!Number.isFinite(postAt)) throw new SlackApiError("invalid_time");
       // Checked as chat.postMessage checks it (the scheduled message keeps none of it here).
