@@ -19,6 +19,7 @@ import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts"
 import { LiveWriter } from "./live-writer.ts";
 import type { PostKind } from "./publisher.ts";
 import type { ScanProgress } from "./recover.ts";
+import { tellOrganizerRefused } from "./refused-notice.ts";
 import { forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
 import { checkScheduledEnd, reportDue } from "./report-post.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
@@ -368,6 +369,7 @@ export class EventRun {
       "live: Slack refuses posts to this channel; its notices stop until it is notified again",
     );
     await this.save();
+    await tellOrganizerRefused(this, ch, error);
   }
 
   stop(): void {

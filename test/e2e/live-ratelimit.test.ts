@@ -172,6 +172,43 @@ describe("a rate-limited channel", () => {
     expect(lookupsAfter("rate_limited")).toBe(0);
   });
 
+  it("a channel that takes replies only: the card is refused once, and the organizer told why", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Threads only",
+    });
+    const townHall = h.emulator.workspace.resolveChannel(CHANNELS.townHall);
+    if (!townHall) throw new Error("no town-hall channel");
+    townHall.posting = "thread_only";
+    try {
+      const since = h.emulator.calls.length;
+      await h.driver.slashCommand({
+        user: USERS.omar,
+        channel: CHANNELS.townHall,
+        text: `notify ${event.eventId}`,
+      });
+      const dm = await h.emulator.waitForCall(
+        (c) =>
+          c.method === "chat.postMessage" &&
+          c.args.channel === USERS.omar &&
+          String(c.args.text).includes("Threads only"),
+        { since, timeoutMs: 10_000 },
+      );
+      expect(String(dm.args.text)).toContain("takes replies in threads only");
+      await h.sandbox.control.attendees(event.eventId, { join: [{ name: "Still Here" }] });
+      await new Promise((r) => setTimeout(r, 2_000));
+      const refused = h.emulator.calls
+        .slice(since)
+        .filter(
+          (c) => c.args.channel === CHANNELS.townHall && c.method.startsWith("chat.") && !c.ok,
+        );
+      expect(refused.map((c) => c.error)).toEqual(["restricted_action_thread_only_channel"]);
+    } finally {
+      townHall.posting = undefined;
+    }
+  });
+
   it("stops posting to a channel that refuses the app, and resumes when notified again", async () => {
     const event = await seedEvent(h.app.deps, {
       team: TEAM,
@@ -215,6 +252,17 @@ describe("a rate-limited channel", () => {
       .filter((c) => c.args.channel === CHANNELS.general && c.method.startsWith("chat."));
     // One refusal, then silence: no retry loop against a channel that will keep saying no.
     expect(refused.map((c) => c.error)).toEqual(["is_archived"]);
+    // The organizer hears of it once, in words, with the way back.
+    const told = h.emulator.calls
+      .slice(since)
+      .filter((c) => c.method === "chat.postMessage" && c.args.channel === USERS.omar);
+    expect(told.map((c) => String(c.args.text))).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `<#${CHANNELS.general}> stopped getting the live card of \\*Archived channel\\*: the channel is archived\\. .*\`/onair notify ${event.eventId}\``,
+        ),
+      ),
+    ]);
 
     general.is_archived = false;
     await h.driver.slashCommand({
