@@ -333,6 +333,14 @@ export class Workspace {
     return undefined;
   }
 
+  /** The message a reply with this thread_ts goes under: a reply's own parent for a reply. */
+  threadParent(ch: Channel, threadTs: string): Message | undefined {
+    const m = this.findMessage(ch, threadTs);
+    if (m?.thread_ts !== undefined && m.thread_ts !== m.ts)
+      return this.findMessage(ch, m.thread_ts);
+    return m;
+  }
+
   /** Top-level messages of a channel (thread replies excluded unless broadcast). */
   topLevel(channel: string): Message[] {
     const ch = this.channels.get(channel);
@@ -367,13 +375,10 @@ export class Workspace {
     let parent: Message | undefined;
     let orphanOf: string | undefined;
     if (content.thread_ts !== undefined) {
-      parent = this.findMessage(ch, content.thread_ts);
       // Slack threads a reply-to-a-reply under the parent. A ts that names no message is no
       // documented error: Slack keeps the reply under that ts, where nobody sees it. So does
       // the emulator, with a warning on the call so a test can see the app got it wrong.
-      if (parent?.thread_ts !== undefined && parent.thread_ts !== parent.ts) {
-        parent = this.findMessage(ch, parent.thread_ts);
-      }
+      parent = this.threadParent(ch, content.thread_ts);
       if (!parent) {
         orphanOf = content.thread_ts;
         opts.warn?.("thread_ts_not_found");

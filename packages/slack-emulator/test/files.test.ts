@@ -82,6 +82,38 @@ describe("files.getUploadURLExternal + upload + files.completeUploadExternal", (
     const put = await fetch(`${emu.origin}/upload/v1/FNOPE`, { method: "POST", body: "x" });
     expect(put.status).toBe(404);
   });
+
+  it("refuses a share the channel's posting limits forbid, and blocks Slack would not take", async () => {
+    const events = emu.workspace.resolveChannel(EVENTS)!;
+    const parent = await bot.chat.postMessage({ channel: EVENTS, text: "card" });
+    const share = async (extra: Record<string, unknown>) => {
+      const id = await upload("r.csv", Buffer.from("a,b"));
+      return bot.files.completeUploadExternal({ files: [{ id }], channel_id: EVENTS, ...extra });
+    };
+    try {
+      events.posting = "read_only";
+      expect((await slackError(share({ thread_ts: parent.ts! }))).error).toBe(
+        "posting_to_channel_denied",
+      );
+      events.posting = "thread_only";
+      expect((await slackError(share({}))).error).toBe("posting_to_channel_denied");
+      // In a thread, a thread-only channel takes it.
+      expect((await share({ thread_ts: parent.ts! })).ok).toBe(true);
+      events.posting = undefined;
+      emu.workspace.findMessage(events, parent.ts!)!.thread_locked = true;
+      expect((await slackError(share({ thread_ts: parent.ts! }))).error).toBe(
+        "posting_to_channel_denied",
+      );
+    } finally {
+      events.posting = undefined;
+      emu.workspace.findMessage(events, parent.ts!)!.thread_locked = false;
+    }
+    const bad = await slackError(share({ blocks: [{ type: "section" }] }));
+    expect(bad.error).toBe("invalid_blocks");
+    expect(JSON.stringify(bad)).toContain("/blocks/0");
+    // Nothing refused was shared.
+    expect(emu.workspace.replies(EVENTS, parent.ts!)).toHaveLength(1);
+  });
 });
 
 describe("link_shared and chat.unfurl", () => {
@@ -120,6 +152,20 @@ describe("link_shared and chat.unfurl", () => {
     expect(
       (await slackError(bot.chat.unfurl({ channel: EVENTS, ts: "1.000", unfurls: unfurl }))).error,
     ).toBe("cannot_find_message");
+    // An unfurl's blocks are checked as a message's: Slack answers invalid_blocks, and keeps the
+    // earlier unfurl.
+    const badBlocks = await slackError(
+      bot.chat.unfurl({
+        channel: EVENTS,
+        ts: shared.ts,
+        unfurls: { "https://live.example.com/123": { blocks: [{ type: "header" }] } },
+      }),
+    );
+    expect(badBlocks.error).toBe("invalid_blocks");
+    expect(JSON.stringify(badBlocks)).toContain(
+      "/unfurls/https:~1~1live.example.com~1123/blocks/0",
+    );
+    expect(emu.workspace.topLevel(EVENTS).find((m) => m.ts === shared.ts)?.unfurls).toEqual(unfurl);
     expect(
       (await slackError(bot.chat.unfurl({ ts: shared.ts, unfurls: unfurl } as never))).error,
     ).toBe("missing_channel");

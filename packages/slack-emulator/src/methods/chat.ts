@@ -75,11 +75,9 @@ function checkPosting(
     throw new SlackApiError("restricted_action_thread_only_channel");
   }
   if (!locked || threadTs === undefined) return;
-  let parent = ctx.ws.findMessage(ch, threadTs);
-  if (parent?.thread_ts !== undefined && parent.thread_ts !== parent.ts) {
-    parent = ctx.ws.findMessage(ch, parent.thread_ts);
+  if (ctx.ws.threadParent(ch, threadTs)?.thread_locked) {
+    throw new SlackApiError("restricted_action_thread_locked");
   }
-  if (parent?.thread_locked) throw new SlackApiError("restricted_action_thread_locked");
 }
 
 function channelRef(ctx: CallContext): string {

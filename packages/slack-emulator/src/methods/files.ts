@@ -1,6 +1,7 @@
+import { validateBlocks } from "../blockkit.ts";
 import { argumentError, SlackApiError } from "../errors.ts";
 import { randomHex } from "../ids.ts";
-import type { Message } from "../model.ts";
+import type { Channel, Message } from "../model.ts";
 import type { Json, Workspace } from "../workspace.ts";
 import { actor, type CallContext, type MethodSpec } from "./types.ts";
 
@@ -17,8 +18,26 @@ import { actor, type CallContext, type MethodSpec } from "./types.ts";
  *   (not_in_channel). Without channel_id they stay private to the uploader.
  * - chat.unfurl (links:write, tier 3): channel + ts, or unfurl_id + source; `unfurls` a JSON
  *   object of URL → attachment; only URLs Slack sent in link_shared for that message
- *   (cannot_unfurl_url otherwise).
+ *   (cannot_unfurl_url otherwise). An unfurl's `blocks` are checked as a message's are
+ *   (invalid_blocks, which Slack answers though its reference page does not list it).
+ * - a share into a read-only channel, a thread-only channel outside a thread, or a locked thread
+ *   is posting_to_channel_denied; `blocks` on the share are checked (invalid_blocks).
  */
+
+/** A JSON pointer's reference token for a key (RFC 6901: ~ then /). */
+function pointerKey(key: string): string {
+  return key.replaceAll("~", "~0").replaceAll("/", "~1");
+}
+
+/**
+ * A share the channel's posting limits forbid (Channel.posting, a locked thread): Slack's
+ * reference gives files.completeUploadExternal one error for it, posting_to_channel_denied.
+ */
+function deniesPosting(ws: Workspace, ch: Channel, threadTs: string | undefined): boolean {
+  if (ch.posting === "read_only") return true;
+  if (ch.posting === "thread_only" && threadTs === undefined) return true;
+  return threadTs !== undefined && ws.threadParent(ch, threadTs)?.thread_locked === true;
+}
 
 export interface StoredFile {
   readonly id: string;
@@ -148,10 +167,18 @@ export const FILES: Readonly<Record<string, MethodSpec>> = {
 
   "files.completeUploadExternal": {
     auth: true,
-    errors: ["file_not_found", "channel_not_found", "not_in_channel", "invalid_channel"],
+    errors: [
+      "file_not_found",
+      "channel_not_found",
+      "not_in_channel",
+      "invalid_channel",
+      "invalid_blocks",
+      "posting_to_channel_denied",
+    ],
     handler: (ctx) => {
       const t = actor(ctx);
       const refs = fileRefs(ctx);
+      const blocks = ctx.args.list("blocks", "invalid_blocks");
       const { files } = fileState(ctx.ws);
       const found = refs.map((r) => {
         const f = files.get(r.id);
@@ -167,10 +194,13 @@ export const FILES: Readonly<Record<string, MethodSpec>> = {
         const ch = ctx.ws.visibleChannel(channelRef, t.userId);
         if (ch.is_archived) throw new SlackApiError("invalid_channel");
         if (!ch.members.has(t.userId)) throw new SlackApiError("not_in_channel");
+        if (deniesPosting(ctx.ws, ch, threadTs)) {
+          throw new SlackApiError("posting_to_channel_denied");
+        }
         const msg = ctx.ws.postMessage(
           ch,
           t.userId,
-          { text: ctx.args.str("initial_comment") ?? "", thread_ts: threadTs },
+          { text: ctx.args.str("initial_comment") ?? "", blocks, thread_ts: threadTs },
           { via: "files.completeUploadExternal", warn: ctx.warn, maxText: 40_000 },
           true,
         );
@@ -199,6 +229,7 @@ export const FILES: Readonly<Record<string, MethodSpec>> = {
       "invalid_unfurls_format",
       "cannot_unfurl_url",
       "invalid_source",
+      "invalid_blocks",
     ],
     handler: (ctx) => {
       actor(ctx);
@@ -230,6 +261,11 @@ export const FILES: Readonly<Record<string, MethodSpec>> = {
         if (!rec.urls.includes(url)) throw new SlackApiError("cannot_unfurl_url");
         if (typeof value !== "object" || value === null) {
           throw new SlackApiError("invalid_unfurls_format");
+        }
+        const { blocks } = value as { blocks?: unknown };
+        if (blocks !== undefined) {
+          const r = validateBlocks(blocks, { pointer: `/unfurls/${pointerKey(url)}/blocks` });
+          if (!r.ok) throw argumentError("invalid_blocks", r.messages);
         }
       }
       rec.unfurls = { ...rec.unfurls, ...(unfurls as Record<string, unknown>) };

@@ -70,6 +70,17 @@ export const OBSERVED_TRANSPORT_ERRORS: Readonly<Record<string, string>> = {
   json_not_object: "a JSON body that is not an object (abinoda/slack-action#19)",
 };
 
+/**
+ * Answers of one method that its reference page does not list, each with where Slack was seen
+ * giving it.
+ */
+export const OBSERVED_METHOD_ERRORS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  "chat.unfurl": {
+    invalid_blocks:
+      "an unfurl whose blocks Slack will not take (slackapi/java-slack-sdk#948: ChatUnfurlResponse error=invalid_blocks)",
+  },
+};
+
 const cache = new Map<string, MethodFacts>();
 
 /** The reference's facts for one method, or undefined when Slack's reference has no such method. */
@@ -86,7 +97,11 @@ export function methodFacts(name: string): MethodFacts | undefined {
     required: m.required_args,
     accepted: new Set(m.args),
     argGroups: m.arg_groups ?? [],
-    errors: new Set([...m.errors, ...COMMON_ERRORS]),
+    errors: new Set([
+      ...m.errors,
+      ...COMMON_ERRORS,
+      ...Object.keys(OBSERVED_METHOD_ERRORS[name] ?? {}),
+    ]),
   };
   cache.set(name, facts);
   return facts;
