@@ -24,6 +24,11 @@ export interface LiveEngineOptions {
   leaseMs?: number;
   /** Outbox items read per turn. Default 1000. */
   batch?: number;
+  /**
+   * How long a report upload whose answer was lost may take to appear in the thread (Slack
+   * shares uploads asynchronously) before it is taken as not made and posted again. Default 30 s.
+   */
+  shareSettleMs?: number;
 }
 
 /** The options with every default filled in. */
@@ -36,6 +41,7 @@ export interface EngineOptions {
   digestEveryMs: number;
   leaseMs: number;
   batch: number;
+  shareSettleMs: number;
 }
 
 export function engineOptions(options: LiveEngineOptions): EngineOptions {
@@ -48,5 +54,6 @@ export function engineOptions(options: LiveEngineOptions): EngineOptions {
     digestEveryMs: options.digestEveryMs ?? 3_000,
     leaseMs: options.leaseMs ?? 10_000,
     batch: options.batch ?? 1_000,
+    shareSettleMs: options.shareSettleMs ?? 30_000,
   };
 }

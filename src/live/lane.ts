@@ -140,7 +140,9 @@ export class Lane {
           this.nextAt = Date.now() + err.retryAfterMs;
           deps.logger.info(
             { channel: this.channel, retryAfterMs: err.retryAfterMs },
-            "live: a lookup before posting was throttled; this event waits, the channel does not",
+            err.why === "settling"
+              ? "live: what a lost answer may have posted can still land; this event looks again later"
+              : "live: a lookup before posting was throttled; this event waits, the channel does not",
           );
         } else if (isRateLimited(err)) {
           const after = retryAfterMs(err) ?? 1_000;

@@ -59,8 +59,12 @@ const LOOKUP_TRIES = 3;
  * posting to the channel are not held: the limit is the method's, not the channel's.
  */
 export class LookupThrottled extends Error {
-  constructor(readonly retryAfterMs: number) {
-    super(`live: a lookup was throttled; retrying after ${retryAfterMs} ms`);
+  constructor(
+    readonly retryAfterMs: number,
+    /** why the lookup waits, for the log: Slack throttled it, or what it looks for may still land */
+    readonly why: "throttled" | "settling" = "throttled",
+  ) {
+    super(`live: a lookup waits (${why}); looking again after ${retryAfterMs} ms`);
   }
 }
 

@@ -12,7 +12,7 @@ import {
 import { eventSchema } from "../upstream/events/schemas.ts";
 import type { LiveEngine } from "./engine.ts";
 import type { EventRun } from "./event-run.ts";
-import { lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
+import { LookupThrottled, lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
 import { findReport } from "./recover.ts";
 import type { InstanceLive } from "./state.ts";
 
@@ -135,14 +135,20 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
       await run.save();
       return;
     }
+    // Slack shares an upload asynchronously (its answer comes before the message): a report
+    // not in the thread yet may still land. Look again once the share has had time to.
+    const settled = mark.at + run.engine.options.shareSettleMs;
+    if (Date.now() < settled) throw new LookupThrottled(settled - Date.now(), "settling");
     delete c.reportPosting;
   }
   const instanceId = reportDue(run, ch);
   const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
   if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
+  const files = await renderReport(snapshotOf(inst), Date.now(), await run.emailsShown());
+  // Marked once drawn (drawing the first chart can take seconds), so the mark's time is the
+  // upload's: what a lookup after a lost answer waits from.
   c.reportPosting = { instanceId, at: Date.now() };
   await markSaved(run);
-  const files = await renderReport(snapshotOf(inst), Date.now(), await run.emailsShown());
   const title = eventOf(sub)?.title ?? "event";
   try {
     await unlessRefused(

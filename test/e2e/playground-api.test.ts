@@ -173,6 +173,7 @@ describe("playground page API", () => {
       channel_id: EVENTS,
     });
     expect(done.ok).toBe(true);
+    await pg.emulator.sharesLanded();
     const file = await fetch(`${pg.app.origin}/playground/api/file?id=${String(url.file_id)}`);
     expect(file.status).toBe(200);
     expect(file.headers.get("content-disposition")).toContain("attachment");

@@ -224,6 +224,7 @@ describe("the attendance report", () => {
       text: `report ${event.eventId} files`,
     });
     expect(await ephemeralAfter(since)).toContain("in the card's thread");
+    await h.emulator.sharesLanded();
     const both = reports(CHANNELS.events, ts);
     expect(both).toHaveLength(2);
     expect(both[1]?.text).toBe(report.text);
@@ -270,4 +271,80 @@ describe("the attendance report", () => {
     expect(csv).not.toContain("@");
     expect(csv).not.toContain("example.com");
   }, 90_000);
+});
+
+describe("a report upload Slack answered with internal_error although it was made", () => {
+  // Slack shares an upload asynchronously: here the share lands 2.5 s after the answer, later
+  // than the lane's first retry (1 s after internal_error). The app must wait for it to settle
+  // (4 s here, 30 s by default) before taking the report as not made.
+  let h2: Harness;
+  beforeAll(async () => {
+    h2 = await startHarness({ liveOptions: { shareSettleMs: 4_000 } });
+    h2.emulator.workspace.fileShareDelayMs = 2_500;
+  });
+  afterAll(async () => {
+    await h2?.close();
+  });
+
+  it("finds the share when it lands and posts the report once", async () => {
+    const event = await seedEvent(h2.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Slow share",
+    });
+    const ts = await notifyCard(h2, event, CHANNELS.events);
+    h2.emulator.slow({
+      method: "files.completeUploadExternal",
+      times: 1,
+      ms: 0,
+      error: "internal_error",
+    });
+    const c = h2.sandbox.control;
+    await c.setState(event.eventId, { state: "IN_EVENT" });
+    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
+    await eventually(
+      async () =>
+        (await h2.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
+      "the attendee counted",
+    );
+    const since = h2.emulator.calls.length;
+    await c.setState(event.eventId, { state: "NOT_STARTED" });
+    const first = await h2.emulator.waitForCall(
+      (x) => x.method === "files.completeUploadExternal",
+      {
+        since,
+        timeoutMs: 20_000,
+      },
+    );
+    expect(first.error).toBe("internal_error");
+    expect(first.warnings).toContain("took_effect");
+    const shared = () =>
+      h2.emulator.workspace.replies(CHANNELS.events, ts).filter((m) => Array.isArray(m.files));
+    // The lane looked before the share landed, found nothing, and waited.
+    await eventually(
+      () =>
+        h2.logs.some((l) => l.includes("what a lost answer may have posted can still land"))
+          ? true
+          : undefined,
+      "the lookup told to wait for the share",
+      15_000,
+    );
+    await h2.emulator.sharesLanded();
+    expect(shared()).toHaveLength(1);
+    // Past the settle time and a look again: the report is recorded as made, not posted again.
+    await eventually(
+      () =>
+        h2.emulator.calls.slice(since).filter((x) => x.method === "conversations.replies" && x.ok)
+          .length >= 2
+          ? true
+          : undefined,
+      "the thread looked in again",
+      15_000,
+    );
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(
+      h2.emulator.calls.slice(since).filter((x) => x.method === "files.completeUploadExternal"),
+    ).toHaveLength(1);
+    expect(shared()).toHaveLength(1);
+  }, 60_000);
 });

@@ -8,7 +8,7 @@ import { dispatch, EmulatorBug } from "./dispatch.ts";
 import { createSlackDriver, type SlackDriver, type SlackDriverOptions } from "./driver.ts";
 import { SlackApiError } from "./errors.ts";
 import type { Notification } from "./mentions.ts";
-import { fileJson, fileState, receiveUpload } from "./methods/files.ts";
+import { fileJson, fileState, receiveUpload, sharesLanded } from "./methods/files.ts";
 import { type RateLimit, RateLimiter, type RateLimits } from "./ratelimit.ts";
 import { COMMON_ERRORS, methodFacts } from "./reference/index.ts";
 import type { WorkspaceSeed } from "./seed.ts";
@@ -51,6 +51,11 @@ export interface SlackEmulatorOptions {
   readonly releaseScheduledEveryMs?: number;
   /** largest request body accepted, bytes; default 1 MiB */
   readonly bodyLimit?: number;
+  /**
+   * ms between files.completeUploadExternal's answer and its share appearing (Slack shares
+   * asynchronously); default DEFAULT_FILE_SHARE_DELAY_MS, 0 shares before answering
+   */
+  readonly fileShareDelayMs?: number;
 }
 
 export interface ThrottleRule {
@@ -78,6 +83,11 @@ export interface SlowRule {
   /** how many matching calls are answered late */
   readonly times: number;
   readonly ms: number;
+  /**
+   * Answer this error although the call took effect: only one Slack's common-errors table says
+   * may come after "some aspect of the operation succeeded" (`internal_error`, `fatal_error`).
+   */
+  readonly error?: "internal_error" | "fatal_error";
 }
 
 export interface CallRecord {
@@ -130,7 +140,10 @@ export interface SlackEmulator {
   /** the next `times` matching calls get HTTP 429 with Retry-After */
   throttle(rule: ThrottleRule): void;
   clearThrottles(): void;
-  /** the next `times` matching calls take effect at once and are answered `ms` later */
+  /**
+   * the next `times` matching calls take effect at once and are answered `ms` later (with
+   * `error`: answered that error, as Slack may after a call that partly or wholly happened)
+   */
   slow(rule: SlowRule): void;
   /** the per-channel message rate; undefined turns it off */
   setRateLimit(limit: RateLimit | undefined): void;
@@ -140,6 +153,8 @@ export interface SlackEmulator {
   setTokenRotation(rotation: { expiresInSec: number } | undefined): void;
   /** posts every scheduled message whose post_at has come (emulator clock) */
   releaseDue(): Message[];
+  /** resolves once every file share answered so far has landed (fileShareDelayMs) */
+  sharesLanded(): Promise<void>;
   /** resolves with the first call (with seq > since) matching, or rejects after timeoutMs */
   waitForCall(
     match: (call: CallRecord) => boolean,
@@ -251,6 +266,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
   const bodyLimit = opts.bodyLimit ?? 1024 * 1024;
   const workspace = new Workspace(opts.seed, { now });
   workspace.tokenRotation = opts.tokenRotation;
+  if (opts.fileShareDelayMs !== undefined) workspace.fileShareDelayMs = opts.fileShareDelayMs;
   const calls: CallRecord[] = [];
   const listeners = new Set<(c: CallRecord) => void>();
   let seq = 0;
@@ -300,14 +316,14 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
   }
 
   /** How long this call's answer is held back (SlowRule), 0 for most. */
-  function lateBy(method: string, args: Json): number {
+  function lateBy(method: string, args: Json): SlowRule | undefined {
     for (const t of slows) {
       if (t.left <= 0 || !matches(t.rule, method, args)) continue;
       t.left--;
       slows = slows.filter((x) => x.left > 0);
-      return t.rule.ms;
+      return t.rule;
     }
-    return 0;
+    return undefined;
   }
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, url: URL) {
@@ -389,19 +405,23 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       }
       throw err;
     }
-    const ok = r.body.ok === true;
+    const late = lateBy(method, raw);
+    // Took effect, answered with an error that says it may have: the answer the app gets.
+    const body =
+      late?.error !== undefined && r.body.ok === true ? { ok: false, error: late.error } : r.body;
+    const ok = body.ok === true;
+    const warnings = body === r.body ? r.warnings : [...r.warnings, "took_effect"];
     record({
       ...base,
       ok,
-      ...(!ok && { error: String(r.body.error) }),
+      ...(!ok && { error: String(body.error) }),
       status: 200,
-      response: redact(r.body) as Json,
+      response: redact(body) as Json,
       ...(r.unknownArguments.length > 0 && { unknown_arguments: r.unknownArguments }),
-      ...(r.warnings.length > 0 && { warnings: r.warnings }),
+      ...(warnings.length > 0 && { warnings }),
     });
-    const late = lateBy(method, raw);
-    if (late > 0) await new Promise((resolve) => setTimeout(resolve, late));
-    sendJson(res, 200, r.body, r.headers);
+    if (late && late.ms > 0) await new Promise((resolve) => setTimeout(resolve, late.ms));
+    sendJson(res, 200, body, r.headers);
   }
 
   function handleAuthorize(res: ServerResponse, url: URL) {
@@ -617,6 +637,15 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     },
     slow(rule: SlowRule) {
       if (!(rule.times > 0) || !(rule.ms >= 0)) throw new Error("slow needs times > 0 and ms >= 0");
+      if (
+        rule.error !== undefined &&
+        rule.error !== "internal_error" &&
+        rule.error !== "fatal_error"
+      ) {
+        throw new Error(
+          "slow's error is internal_error or fatal_error (a call that may have happened)",
+        );
+      }
       slows.push({ rule, left: rule.times });
     },
     get notifications() {
@@ -635,6 +664,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       workspace.tokenRotation = rotation;
     },
     releaseDue: () => workspace.releaseDue(),
+    sharesLanded: () => sharesLanded(workspace),
     waitForCall(match, o = {}) {
       const since = o.since ?? 0;
       const found = calls.find((c) => c.seq > since && match(c));

@@ -50,6 +50,9 @@ import * as views from "./views.ts";
 
 export * from "./model.ts";
 
+/** The default delay of a file share after files.completeUploadExternal answers (Workspace). */
+export const DEFAULT_FILE_SHARE_DELAY_MS = 300;
+
 /**
  * The emulated workspace: people, channels, messages, views, tokens. Pure state and rules,
  * no HTTP: the server (server.ts) turns Web API calls into these operations, and the
@@ -84,6 +87,12 @@ export class Workspace {
   origin: string;
   /** when set, oauth.v2.access issues expiring tokens with refresh tokens (token rotation) */
   tokenRotation: { expiresInSec: number } | undefined;
+  /**
+   * How long after files.completeUploadExternal answers its share appears in the channel: Slack
+   * shares asynchronously (slackapi/bolt-js#2115: "the API response does not yet have complete
+   * shares"). 0 shares before answering.
+   */
+  fileShareDelayMs = DEFAULT_FILE_SHARE_DELAY_MS;
 
   private lastTsMicros = 0;
   private readonly triggers = new Map<string, TriggerRecord>();

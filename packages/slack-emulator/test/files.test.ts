@@ -48,6 +48,9 @@ describe("files.getUploadURLExternal + upload + files.completeUploadExternal", (
       initial_comment: "*Report*",
     });
     expect(done.files?.map((f) => f.id)).toEqual([a, b]);
+    // Slack shares asynchronously: answered first, in the thread a moment later.
+    expect(emu.workspace.replies(EVENTS, parent.ts!)).toEqual([]);
+    await emu.sharesLanded();
     const [reply] = emu.workspace.replies(EVENTS, parent.ts!);
     expect(reply?.text).toBe("*Report*");
     const files = reply?.files as Array<{ id: string; url_private: string; mimetype: string }>;
@@ -99,6 +102,7 @@ describe("files.getUploadURLExternal + upload + files.completeUploadExternal", (
       expect((await slackError(share({}))).error).toBe("posting_to_channel_denied");
       // In a thread, a thread-only channel takes it.
       expect((await share({ thread_ts: parent.ts! })).ok).toBe(true);
+      await emu.sharesLanded();
       events.posting = undefined;
       emu.workspace.findMessage(events, parent.ts!)!.thread_locked = true;
       expect((await slackError(share({ thread_ts: parent.ts! }))).error).toBe(

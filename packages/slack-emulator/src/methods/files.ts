@@ -1,7 +1,7 @@
 import { validateBlocks } from "../blockkit.ts";
 import { argumentError, SlackApiError } from "../errors.ts";
 import { randomHex } from "../ids.ts";
-import type { Channel, Message } from "../model.ts";
+import type { Channel } from "../model.ts";
 import type { Json, Workspace } from "../workspace.ts";
 import { actor, type CallContext, type MethodSpec } from "./types.ts";
 
@@ -63,6 +63,8 @@ interface FileState {
   readonly files: Map<string, StoredFile>;
   /** link_shared deliveries: by unfurl_id, and by channel + ts */
   readonly links: Map<string, SharedLinks>;
+  /** shares answered and not yet landed (Workspace.fileShareDelayMs) */
+  readonly pending: Set<Promise<void>>;
 }
 
 const states = new WeakMap<Workspace, FileState>();
@@ -70,10 +72,16 @@ const states = new WeakMap<Workspace, FileState>();
 export function fileState(ws: Workspace): FileState {
   let s = states.get(ws);
   if (!s) {
-    s = { files: new Map(), links: new Map() };
+    s = { files: new Map(), links: new Map(), pending: new Set() };
     states.set(ws, s);
   }
   return s;
+}
+
+/** Resolves once every file share answered so far has landed in its channel (or been dropped). */
+export async function sharesLanded(ws: Workspace): Promise<void> {
+  const { pending } = fileState(ws);
+  while (pending.size > 0) await Promise.all([...pending]);
 }
 
 /** Stores an upload's bytes; false when the URL names no file waiting for them. */
@@ -189,7 +197,7 @@ export const FILES: Readonly<Record<string, MethodSpec>> = {
       });
       const channelRef = ctx.args.str("channel_id");
       const threadTs = ctx.args.str("thread_ts");
-      let shared: { channel: string; msg: Message } | undefined;
+      let share: (() => void) | undefined;
       if (channelRef !== undefined) {
         const ch = ctx.ws.visibleChannel(channelRef, t.userId);
         if (ch.is_archived) throw new SlackApiError("invalid_channel");
@@ -197,23 +205,65 @@ export const FILES: Readonly<Record<string, MethodSpec>> = {
         if (deniesPosting(ctx.ws, ch, threadTs)) {
           throw new SlackApiError("posting_to_channel_denied");
         }
-        const msg = ctx.ws.postMessage(
-          ch,
-          t.userId,
-          { text: ctx.args.str("initial_comment") ?? "", blocks, thread_ts: threadTs },
-          { via: "files.completeUploadExternal", warn: ctx.warn, maxText: 40_000 },
-          true,
-        );
-        shared = { channel: ch.id, msg };
+        const comment = ctx.args.str("initial_comment");
+        // Slack's reference: with initial_comment, blocks are ignored (still checked here).
+        const content = {
+          text: comment ?? "",
+          ...(comment === undefined && blocks !== undefined ? { blocks } : {}),
+          thread_ts: threadTs,
+        };
+        ctx.ws.checkContent({ ...content, blocks }, false);
+        const delayed = ctx.ws.fileShareDelayMs > 0;
+        // The answer's warnings are known now, not when the share lands.
+        if (delayed && threadTs !== undefined && !ctx.ws.threadParent(ch, threadTs)) {
+          ctx.warn("thread_ts_not_found");
+        }
+        const post = () => {
+          const msg = ctx.ws.postMessage(
+            ch,
+            t.userId,
+            content,
+            {
+              via: "files.completeUploadExternal",
+              ...(delayed ? {} : { warn: ctx.warn }),
+              maxText: 40_000,
+            },
+            true,
+          );
+          for (const { f } of found) f.shares.push({ channel: ch.id, ts: msg.ts });
+          msg.files = found.map(({ f }) => fileJson(ctx.ws, f));
+        };
+        share = post;
       } else if (threadTs !== undefined) {
         throw argumentError("invalid_arguments", ["[ERROR] thread_ts needs channel_id"]);
       }
       for (const { f, title } of found) {
         f.completed = true;
         f.title = title;
-        if (shared) f.shares.push({ channel: shared.channel, ts: shared.msg.ts });
       }
-      if (shared) shared.msg.files = found.map(({ f }) => fileJson(ctx.ws, f));
+      // Slack shares asynchronously: the answer comes first, the message a little later
+      // (Workspace.fileShareDelayMs). A share that can no longer be made is dropped, as Slack's
+      // intermittent silent drops are.
+      if (share) {
+        const delay = ctx.ws.fileShareDelayMs;
+        if (delay <= 0) share();
+        else {
+          const run = share;
+          const pending = fileState(ctx.ws).pending;
+          const landed = new Promise<void>((resolve) => {
+            setTimeout(() => {
+              try {
+                run();
+              } catch {
+                // the channel went away meanwhile: nothing is shared
+              }
+              pending.delete(landed);
+              resolve();
+            }, delay).unref();
+          });
+          pending.add(landed);
+        }
+      }
       return { files: found.map(({ f }) => ({ id: f.id, title: f.title ?? f.name })) };
     },
   },
