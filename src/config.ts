@@ -64,7 +64,8 @@ function httpUrl(variable: string, value: string): string {
   try {
     u = new URL(value);
   } catch {
-    throw new ConfigError(variable, `must be an absolute http(s) URL (got "${value}")`);
+    // The value is not echoed: a URL may carry a user and password.
+    throw new ConfigError(variable, "must be an absolute http(s) URL");
   }
   if (u.protocol !== "http:" && u.protocol !== "https:") {
     throw new ConfigError(variable, `must start with http:// or https:// (got "${u.protocol}")`);

@@ -41,7 +41,8 @@ const STATE_WORDS: Readonly<Record<EventState, string>> = {
 };
 
 export function stateInWords(state: string): string {
-  return (STATE_WORDS as Record<string, string>)[state] ?? `State: ${escapeMrkdwn(state)}`;
+  // A state this app does not know comes from upstream: escaped and cut, like any text it sends.
+  return (STATE_WORDS as Record<string, string>)[state] ?? `State: ${userText(state, 40)}`;
 }
 
 /** How every surface (card, App Home, `/onair list`) says the events service lost the event. */
@@ -54,7 +55,8 @@ function namesList(names: readonly string[]): string {
   if (names.length === 0) return "none yet";
   const text = names.map((n) => escapeMrkdwn(n)).join(", ");
   if (text.length <= NAMES_MAX) return text;
-  return `${truncate(text, NAMES_MAX)} (${names.length} in all)`;
+  // Cut the raw names, then escape, so the cut never splits an entity such as `&amp;`.
+  return `${mrkdwnWithin(names.join(", "), NAMES_MAX)} (${names.length} in all)`;
 }
 
 /**

@@ -38,8 +38,8 @@ export function buildEventList(events: readonly ListedEvent[]): {
     const e = item.event;
     const title = escapeMrkdwn(truncate(e?.title ?? item.title ?? item.eventId, 200));
     const line = e
-      ? `*${title}*\n${item.next !== undefined && item.next !== e.start ? `next ${slackDate(item.next)}` : slackDate(e.start)} · ${recurrenceInWords(e.recurrencePattern)} · ${stateInWords(e.status)}\nid \`${escapeMrkdwn(e.id)}\``
-      : `*${title}*\n${GONE_WORDS} (id \`${escapeMrkdwn(item.eventId)}\`)`;
+      ? `*${title}*\n${item.next !== undefined && item.next !== e.start ? `next ${slackDate(item.next)}` : slackDate(e.start)} · ${recurrenceInWords(e.recurrencePattern)} · ${stateInWords(e.status)}\nid \`${escapeMrkdwn(truncate(e.id, 80))}\``
+      : `*${title}*\n${GONE_WORDS} (id \`${escapeMrkdwn(truncate(item.eventId, 80))}\`)`;
     blocks.push({
       type: "section",
       text: { type: "mrkdwn", text: line },

@@ -60,10 +60,10 @@ export function buildOrganizerDetails(
     text: {
       type: "mrkdwn",
       text: [
-        `*When:* ${slackDate(event.start)} – ${slackDate(event.end)} (event zone: ${escapeMrkdwn(event.timezone)})`,
+        `*When:* ${slackDate(event.start)} – ${slackDate(event.end)} (event zone: ${userText(event.timezone, 64)})`,
         `*Repeats:* ${recurrenceInWords(event.recurrencePattern)}`,
         `*State:* ${stateInWords(event.status)}`,
-        `*Event id:* \`${escapeMrkdwn(event.id)}\``,
+        `*Event id:* \`${userText(event.id, 80)}\``,
       ].join("\n"),
     },
   });

@@ -9,6 +9,7 @@ import {
   plain,
   slackDate,
   truncate,
+  userText,
 } from "./kit.ts";
 import { optionOf, optionsOf, textOf, type ViewStateValues } from "./view-state.ts";
 
@@ -133,9 +134,16 @@ function expiryText(expirationDate: number | null): string {
  * `token.accessToken`. The token is in a block only, never in `text`: `text` is what
  * notifications, their previews and Slack's e-mails of unread messages show.
  */
+/** The relay's roles of a token, in words: upstream text, so escaped, cut, and at most 10. */
+function rolesInWords(roles: readonly string[]): string {
+  if (roles.length === 0) return "none";
+  const shown = roles.slice(0, 10).map((r) => userText(r, 40));
+  return roles.length > 10 ? `${shown.join(", ")} and ${roles.length - 10} more` : shown.join(", ");
+}
+
 export function buildTokenMinted(token: AccessToken): { text: string; blocks: KnownBlock[] } {
   const who = token.clientName ? ` for ${escapeMrkdwn(truncate(token.clientName, 100))}` : "";
-  const head = `Here is your relay token${who}. It ${expiryText(token.expirationDate)}; roles: ${token.roles.map(escapeMrkdwn).join(", ") || "none"}. Copy it now: On Air keeps no copy and won't show it again.`;
+  const head = `Here is your relay token${who}. It ${expiryText(token.expirationDate)}; roles: ${rolesInWords(token.roles)}. Copy it now: On Air keeps no copy and won't show it again.`;
   const secret = escapeMrkdwn(token.accessToken.replace(/`/g, ""));
   return {
     text: `Here is your relay token${who}: open this message to copy it.`,

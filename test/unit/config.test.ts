@@ -117,6 +117,12 @@ describe("loadConfig", () => {
     expect(err.message).not.toContain("\n");
   });
 
+  it("never echoes a URL it cannot parse: it may carry a password", () => {
+    const err = problem({ EVENTS_BASE_URL: "https://svc:hunter2-pw@events example.com" });
+    expect(err.variable).toBe("EVENTS_BASE_URL");
+    expect(err.message).not.toContain("hunter2");
+  });
+
   it("takes the previous key beside the current one while rotating", () => {
     const previous = Buffer.alloc(32, 9);
     const c = loadConfig({

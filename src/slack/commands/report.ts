@@ -1,5 +1,6 @@
 import { reportAnswer, reportText } from "../../blocks/report.ts";
 import { attendanceReport } from "../../domain/attendance.ts";
+import { userText } from "../../domain/text.ts";
 import { fileStem, renderReport, uploadReport } from "../../report-upload.ts";
 import type { CommandContext } from "./context.ts";
 import { eventArg } from "./event-arg.ts";
@@ -21,7 +22,7 @@ export async function report(ctx: CommandContext): Promise<void> {
   if (!wantsFiles) {
     const hint =
       r.figures && r.figures.unique > 0
-        ? `\nAdd \`files\` to have the chart and the CSV posted here: \`/onair report ${record.eventId} files\`.`
+        ? `\nAdd \`files\` to have the chart and the CSV posted here: \`/onair report ${userText(record.eventId, 80)} files\`.`
         : "";
     await ctx.reply(`${reportAnswer(r.title, r.figures)}${hint}`);
     return;

@@ -110,6 +110,8 @@ function hostileEvent(s: string): Event {
     dialInNumbers: { [s]: s },
     panelists: [{ email: s }],
     moderators: [s],
+    status: s,
+    timezone: s,
     recurrencePattern: {
       recurrenceType: s,
       endDate: null,

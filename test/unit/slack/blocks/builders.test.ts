@@ -1,6 +1,7 @@
 import { validateBlocks, validateView } from "@onair/slack-emulator";
 import { describe, expect, it } from "vitest";
 import { buildCancelConfirm, buildNotifyForm } from "../../../../src/blocks/dialogs.ts";
+import { buildEventCard } from "../../../../src/blocks/event-card.ts";
 import { buildEventForm, buildNoticeModal } from "../../../../src/blocks/event-form.ts";
 import { buildEventList } from "../../../../src/blocks/event-list.ts";
 import { buildHome } from "../../../../src/blocks/home.ts";
@@ -11,6 +12,7 @@ import {
   buildTokenMinted,
   maskToken,
 } from "../../../../src/blocks/tokens.ts";
+import { unfurlBlocks } from "../../../../src/blocks/unfurl.ts";
 import { candidatesText } from "../../../../src/domain/resolve.ts";
 import { zoneChoices } from "../../../../src/domain/zones.ts";
 import { sampleEvent } from "./fixtures.ts";
@@ -21,6 +23,10 @@ const huge = sampleEvent({
   title: HUGE_TITLE,
   panelists: PANEL,
   moderators: PANEL.slice(0, 300),
+  // A state, a zone and an id the spec does not show, as long as the service sends them.
+  status: HUGE_TITLE,
+  timezone: HUGE_TITLE,
+  id: HUGE_TITLE,
   // A type the spec does not show, as long as the service sends it.
   recurrencePattern: {
     recurrenceType: HUGE_TITLE,
@@ -100,6 +106,14 @@ describe("builders stay within Block Kit limits at the extremes", () => {
     expect(text).toContain("500 in all");
     expect(text).toContain("moderator link");
     expect(msg.text.length).toBeLessThan(1000);
+  });
+
+  it("the card and the unfurl of an event whose state the spec does not show, 10,000 characters long", () => {
+    const card = buildEventCard({ event: huge });
+    expect(validateBlocks(card.blocks).messages).toEqual([]);
+    const unfurl = unfurlBlocks({ event: huge, present: 3, cancelled: false, state: undefined });
+    expect(validateBlocks(unfurl.blocks).messages).toEqual([]);
+    expect(JSON.stringify(unfurl.blocks).length).toBeLessThan(1_000);
   });
 
   it("the organizer details keep the heading's mentions and channel links live", () => {
@@ -188,6 +202,10 @@ describe("builders stay within Block Kit limits at the extremes", () => {
     };
     const minted = buildTokenMinted(token);
     expect(validateBlocks(minted.blocks).messages).toEqual([]);
+    // Roles are the relay's text: as many and as long as it sends, the message still posts.
+    const manyRoles = buildTokenMinted({ ...token, roles: Array(200).fill(HUGE_TITLE) });
+    expect(validateBlocks(manyRoles.blocks).messages).toEqual([]);
+    expect(JSON.stringify(manyRoles.blocks)).toContain("and 190 more");
     expect(JSON.stringify(minted.blocks)).toContain("never expires");
     const list = buildTokenList(
       Array.from({ length: 100 }, (_, i) => ({
