@@ -26,3 +26,35 @@ export {
 export function plain(text: string, max: number): { type: "plain_text"; text: string } {
   return { type: "plain_text", text: truncate(text, max) || " " };
 }
+
+/**
+ * For every post that carries outside text (titles, attendees' names): no link or media
+ * previews, so a name that is a URL never brings a preview of that page into a channel under the
+ * app's name.
+ */
+export const NO_UNFURL = { unfurl_links: false, unfurl_media: false } as const;
+
+/** Slack's limit on a section's text (Block Kit reference). */
+const SECTION_TEXT_MAX = 3000;
+
+/**
+ * mrkdwn shown as written: sections with `verbatim: true`, so a URL inside text that came from
+ * outside (an attendee's name) stays text instead of becoming a link Slack made on its own. Split
+ * at line ends to keep each section within Slack's limit; a single line over it is cut.
+ */
+export function verbatimSections(text: string): KnownBlock[] {
+  const chunks: string[] = [];
+  let cur = "";
+  for (const line of text.split("\n")) {
+    const piece = line.length > SECTION_TEXT_MAX ? truncate(line, SECTION_TEXT_MAX) : line;
+    if (cur && cur.length + 1 + piece.length > SECTION_TEXT_MAX) {
+      chunks.push(cur);
+      cur = piece;
+    } else cur = cur ? `${cur}\n${piece}` : piece;
+  }
+  if (cur) chunks.push(cur);
+  return chunks.map((t) => ({
+    type: "section",
+    text: { type: "mrkdwn", text: t, verbatim: true },
+  }));
+}

@@ -7,7 +7,8 @@ import {
   slackErrorName,
 } from "../slack-errors.ts";
 import type { EventRun } from "./event-run.ts";
-import { LookupThrottled, NotOwner, type PostKind, publish } from "./publisher.ts";
+import { LookupThrottled, NotOwner } from "./post-errors.ts";
+import { type PostKind, publish } from "./publisher.ts";
 
 /** The pause after a refusal that passes, doubling while they repeat, up to a minute. */
 const PASSING_FIRST_MS = 1_000;

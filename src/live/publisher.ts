@@ -1,4 +1,5 @@
 import type { WebClient } from "@slack/web-api";
+import { NO_UNFURL, verbatimSections } from "../blocks/kit.ts";
 import { noiseOf } from "../domain/subscription.ts";
 import {
   isPassingRefusal,
@@ -11,6 +12,7 @@ import { type RenderedCard, renderCard } from "./card.ts";
 import { digestText, type Pending, subtract } from "./digest.ts";
 import type { EventRun } from "./event-run.ts";
 import type { ChannelPosting } from "./live-record.ts";
+import { LookupThrottled, NotOwner } from "./post-errors.ts";
 import {
   cardMetadata,
   counterMetadata,
@@ -39,34 +41,8 @@ import { postReport } from "./report-post.ts";
 
 export type PostKind = "card" | "counter" | "digest" | "reminder" | "report";
 
-/**
- * The event's lease ran out (or is about to) while a post was being prepared: the post is left
- * to whoever owns the event next, which finds the in-flight mark and looks first.
- */
-export class NotOwner extends Error {
-  constructor() {
-    super("live: this process no longer owns the event");
-  }
-}
-
 /** How often a lookup may fail for a passing reason (not a 429) before the post goes out anyway. */
 const LOOKUP_TRIES = 3;
-
-/**
- * Slack throttled a lookup (conversations.history/replies: one request a minute for apps outside
- * the Marketplace). Only this lane waits, for Retry-After, then resumes the scan where it
- * stopped; the post waits with it, since posting before knowing could post twice. Other events
- * posting to the channel are not held: the limit is the method's, not the channel's.
- */
-export class LookupThrottled extends Error {
-  constructor(
-    readonly retryAfterMs: number,
-    /** why the lookup waits, for the log: Slack throttled it, or what it looks for may still land */
-    readonly why: "throttled" | "settling" = "throttled",
-  ) {
-    super(`live: a lookup waits (${why}); looking again after ${retryAfterMs} ms`);
-  }
-}
 
 /**
  * Awaits a post; when Slack answered with a refusal (an error or a 429) the post surely did not
@@ -153,7 +129,12 @@ async function keepReminders(run: EventRun, ch: string, client: WebClient): Prom
   try {
     const res = await unlessRefused(
       methodCall(
-        client.chat.scheduleMessage({ channel: ch, post_at: wanted.postAt, text: wanted.text }),
+        client.chat.scheduleMessage({
+          channel: ch,
+          post_at: wanted.postAt,
+          text: wanted.text,
+          ...NO_UNFURL,
+        }),
       ),
       () => delete c.reminderPosting,
     );
@@ -295,7 +276,7 @@ export async function publish(run: EventRun, ch: string, kind: PostKind): Promis
             channel: ch,
             text: card.text,
             blocks: card.blocks,
-            unfurl_links: false,
+            ...NO_UNFURL,
             metadata: cardMetadata(run.eventId, card.hash),
           }),
           () => delete c.cardPosting,
@@ -343,6 +324,7 @@ export async function publish(run: EventRun, ch: string, kind: PostKind): Promis
           channel: ch,
           thread_ts: cardTs,
           text,
+          ...NO_UNFURL,
           metadata: counterMetadata(run.eventId),
         }),
         () => delete c.counterPosting,
@@ -384,6 +366,9 @@ export async function publish(run: EventRun, ch: string, kind: PostKind): Promis
       channel: ch,
       thread_ts: cardTs,
       text,
+      // Attendees' names are outside text: shown verbatim, never unfurled.
+      blocks: verbatimSections(text),
+      ...NO_UNFURL,
       metadata: digestMetadata(run.eventId, seq, taken),
     }),
     () => delete c.digestPosting,

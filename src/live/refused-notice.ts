@@ -1,3 +1,4 @@
+import { NO_UNFURL } from "../blocks/kit.ts";
 import { eventOf } from "../domain/subscription.ts";
 import { userText } from "../domain/text.ts";
 import type { EventRun } from "./event-run.ts";
@@ -38,6 +39,7 @@ export async function tellOrganizerRefused(
     const why = WHY[error] ?? `Slack refuses On Air's posts there (\`${userText(error, 80)}\`)`;
     const client = await run.client();
     await client.chat.postMessage({
+      ...NO_UNFURL,
       channel: record.organizer,
       text: `:warning: <#${channel}> stopped getting the live card of ${title}: ${why}. Once that is fixed, run \`/onair notify ${userText(run.eventId, 80)}\` in the channel to bring it back.`,
     });

@@ -12,7 +12,8 @@ import {
 import { eventSchema } from "../upstream/events/schemas.ts";
 import type { LiveEngine } from "./engine.ts";
 import type { EventRun } from "./event-run.ts";
-import { LookupThrottled, lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
+import { LookupThrottled } from "./post-errors.ts";
+import { lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
 import { findReport } from "./recover.ts";
 import type { InstanceLive } from "./state.ts";
 

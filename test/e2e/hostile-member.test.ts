@@ -1,7 +1,8 @@
-import type { CallRecord } from "@onair/slack-emulator";
+import { autolinkedUrls, type CallRecord } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CANCEL_ACTIONS, EVENT_FIELDS as F, TOKEN_FIELDS as T, VIEWS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
 import { commandOpensModal, future, scheduleViaForm, waitFor } from "./organizer-helpers.ts";
 
@@ -110,6 +111,41 @@ describe("a hostile member", () => {
     expect(String(card.args.text)).toContain("&lt;!here&gt;");
     expect(smuggled(String(card.args.text))).toEqual([]);
     expect(smuggled(mrkdwnTexts(card.args.blocks))).toEqual([]);
+  });
+
+  it("cannot bring a page's preview or a link into the channel through an attendee's name", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Open webinar",
+    });
+    const ts = await notifyCard(h, event, CHANNELS.events, "every");
+    const since = h.emulator.calls.length;
+    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+    await h.sandbox.control.attendees(event.eventId, {
+      join: [{ name: "https://evil.example/x.gif" }, { name: "www.evil.example/free" }],
+    });
+    const digest = await eventually(
+      () =>
+        h.emulator.workspace
+          .replies(CHANNELS.events, ts)
+          .find((m) => String(m.text).includes("evil.example/x.gif")),
+      "the digest naming them",
+      15_000,
+    );
+    // Shown as text: nothing Slack would link on its own, no preview asked for.
+    expect(autolinkedUrls(digest)).toEqual([]);
+    const posts = h.emulator.calls
+      .slice(since)
+      .filter((c) => c.method === "chat.postMessage" && c.args.channel === CHANNELS.events);
+    expect(posts.length).toBeGreaterThan(0);
+    for (const p of posts) {
+      // Form-encoded by the WebClient: "false".
+      expect([String(p.args.unfurl_links), String(p.args.unfurl_media)]).toEqual([
+        "false",
+        "false",
+      ]);
+    }
   });
 
   it("cannot send an event's live card into a channel they are not in", async () => {

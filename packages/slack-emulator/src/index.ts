@@ -2,6 +2,8 @@
  * @onair/slack-emulator: an emulated Slack workspace over real HTTP, held to Slack's published
  * method reference, and a driver that plays Slack towards an app. See README.md.
  */
+
+export { autolinkedUrls, autolinksInText } from "./autolinks.ts";
 export {
   type BlockKitResult,
   LIMITS,
