@@ -60,6 +60,8 @@ export function counterMetadata(eventId: string) {
 
 interface Listed {
   ts?: string;
+  user?: string;
+  bot_id?: string;
   metadata?: { event_type?: string; event_payload?: unknown };
   files?: Array<{ name?: string }>;
 }
@@ -81,8 +83,30 @@ function latest(since: number): string {
   return ((since + AFTER_MS) / 1000).toFixed(6);
 }
 
-/** Reads pages until `match` finds a message; Slack's errors are thrown as they come. */
+/** Who this app posts as, per client (one auth.test per bot token and process). */
+const identities = new WeakMap<WebClient, Promise<{ user?: string; bot?: string }>>();
+
+function identityOf(client: WebClient): Promise<{ user?: string; bot?: string }> {
+  let id = identities.get(client);
+  if (!id) {
+    id = client.auth.test().then((r) => ({
+      ...(r.user_id ? { user: r.user_id } : {}),
+      ...(r.bot_id ? { bot: r.bot_id } : {}),
+    }));
+    // A failed answer is not kept: the next lookup asks again.
+    id.catch(() => identities.delete(client));
+    identities.set(client, id);
+  }
+  return id;
+}
+
+/**
+ * Reads pages until `match` finds a message this app posted; Slack's errors are thrown as they
+ * come. Anyone can put a message in a channel or thread, with any file name or (from an app of
+ * their own) any metadata: only the app's own posts are taken for what it may have posted.
+ */
 async function scan<T>(
+  client: WebClient,
   read: (cursor: string | undefined) => Promise<{
     messages?: Listed[];
     response_metadata?: { next_cursor?: string };
@@ -90,10 +114,13 @@ async function scan<T>(
   match: (m: Listed) => T | undefined,
   progress: ScanProgress = { page: 0 },
 ): Promise<T | undefined> {
+  const me = await identityOf(client);
+  const mine = (m: Listed) =>
+    (me.bot !== undefined && m.bot_id === me.bot) || (me.user !== undefined && m.user === me.user);
   while (progress.page < PAGES) {
     const res = await read(progress.cursor);
     for (const m of res.messages ?? []) {
-      const found = match(m);
+      const found = mine(m) ? match(m) : undefined;
       if (found !== undefined) return found;
     }
     progress.page++;
@@ -112,6 +139,7 @@ export function findCard(
   progress?: ScanProgress,
 ): Promise<{ ts: string; hash: string | undefined } | undefined> {
   return scan(
+    client,
     (cursor) =>
       client.conversations.history({
         channel,
@@ -141,6 +169,7 @@ function findReply<T>(
   progress?: ScanProgress,
 ): Promise<T | undefined> {
   return scan(
+    client,
     (cursor) =>
       client.conversations.replies({
         channel,

@@ -1,5 +1,6 @@
 import { PNG } from "pngjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fileStem } from "../../src/report-upload.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
@@ -250,6 +251,33 @@ describe("the attendance report", () => {
     expect(h.emulator.calls.slice(since).filter((c) => c.method.startsWith("files."))).toEqual([]);
   });
 
+  it("gives a member the figures but not the files, even in a channel that carries the card", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Member asks",
+    });
+    await notifyCard(h, event, CHANNELS.events);
+    const base = Math.floor((Date.now() - 30 * MIN) / MIN) * MIN;
+    await drive(event, base);
+    await eventually(
+      async () =>
+        (await h.app.deps.live.figures(TEAM, event.eventId))?.unique === 4 ? true : undefined,
+      "four attendees counted",
+    );
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.member,
+      channel: CHANNELS.events,
+      text: `report ${event.eventId} files`,
+    });
+    const answer = await ephemeralAfter(since);
+    expect(answer).toContain("unique *4*");
+    expect(answer).toContain("posted by the event's organizer or an admin");
+    expect(answer).not.toContain("Add `files`");
+    expect(h.emulator.calls.slice(since).filter((c) => c.method.startsWith("files."))).toEqual([]);
+  }, 60_000);
+
   it("with e-mails hidden in settings: no e-mail in the CSV, the figures or the files on request", async () => {
     await setEmails(false);
     const event = await seedEvent(h.app.deps, {
@@ -346,5 +374,62 @@ describe("a report upload Slack answered with internal_error although it was mad
       h2.emulator.calls.slice(since).filter((x) => x.method === "files.completeUploadExternal"),
     ).toHaveLength(1);
     expect(shared()).toHaveLength(1);
+  }, 60_000);
+
+  it("does not take a member's file of the same name for its own report", async () => {
+    const event = await seedEvent(h2.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Planted file",
+    });
+    const ts = await notifyCard(h2, event, CHANNELS.events);
+    // The app's upload is refused with internal_error (it did not happen): the app must look.
+    h2.emulator.throttle({
+      method: "files.completeUploadExternal",
+      times: 1,
+      retryAfterSec: 0,
+      error: "internal_error",
+    });
+    const c = h2.sandbox.control;
+    const state = await c.setState(event.eventId, { state: "IN_EVENT" });
+    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
+    await eventually(
+      async () =>
+        (await h2.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
+      "the attendee counted",
+    );
+    const since = h2.emulator.calls.length;
+    await c.setState(event.eventId, { state: "NOT_STARTED" });
+    await h2.emulator.waitForCall((x) => x.method === "files.completeUploadExternal", {
+      since,
+      timeoutMs: 20_000,
+    });
+    // A member drops a file named as the report's into the card's thread before the app looks.
+    const ch = h2.emulator.workspace.resolveChannel(CHANNELS.events)!;
+    const planted = h2.emulator.workspace.postMessage(
+      ch,
+      USERS.member,
+      { text: "", thread_ts: ts },
+      { via: "files.completeUploadExternal" },
+      true,
+    );
+    planted.files = [{ id: "F0PLANTED", name: `${fileStem(event.eventId, state.instanceId)}.csv` }];
+    // The app's own report still goes out, once.
+    const ours = await eventually(
+      () =>
+        h2.emulator.workspace
+          .replies(CHANNELS.events, ts)
+          .find((m) => Array.isArray(m.files) && m.user !== USERS.member),
+      "the app's own report",
+      30_000,
+    );
+    expect(ours.text).toContain("Peak *1*");
+    await new Promise((r) => setTimeout(r, 1_500));
+    await h2.emulator.sharesLanded();
+    expect(
+      h2.emulator.workspace
+        .replies(CHANNELS.events, ts)
+        .filter((m) => Array.isArray(m.files) && m.user !== USERS.member),
+    ).toHaveLength(1);
   }, 60_000);
 });

@@ -9,9 +9,9 @@ const USAGE = "/onair report <event> [files]";
 
 /**
  * `/onair report <event> [files]`: the attendance report's figures, only for the asker; with
- * `files`, the chart and the CSV too, posted where they asked: in the card's thread when the
- * channel carries the card, else (the organizer or an admin only) in the channel itself. Who may
- * ask is who may see the figures (domain/attendance.ts).
+ * `files` (the organizer or an admin only), the chart and the CSV too, posted where they asked:
+ * in the card's thread when the channel carries the card, else in the channel itself. Who may
+ * ask for the figures is who may see them (domain/attendance.ts).
  */
 export async function report(ctx: CommandContext): Promise<void> {
   const m = /^(.*?)(?:\s+files)?$/is.exec(ctx.args.trim());
@@ -19,23 +19,22 @@ export async function report(ctx: CommandContext): Promise<void> {
   const query = (m?.[1] ?? ctx.args).trim();
   const record = await eventArg(ctx, query, USAGE);
   const r = await attendanceReport(ctx.kit.deps, ctx.actor, record.eventId, ctx.channelId);
-  if (!wantsFiles) {
+  if (!wantsFiles || !r.manager) {
     const hint =
-      r.figures && r.figures.unique > 0
+      r.figures && r.figures.unique > 0 && r.manager
         ? `\nAdd \`files\` to have the chart and the CSV posted here: \`/onair report ${userText(record.eventId, 80)} files\`.`
         : "";
-    await ctx.reply(`${reportAnswer(r.title, r.figures)}${hint}`);
+    // The files go into a channel for everyone there: the organizer's and admins' call, so a
+    // member cannot fill the card's thread with copies (or the app's upload budget).
+    const onlyManagers = wantsFiles
+      ? "\nThe chart and the CSV are posted by the event's organizer or an admin; the figures above are yours alone."
+      : "";
+    await ctx.reply(`${reportAnswer(r.title, r.figures)}${hint}${onlyManagers}`);
     return;
   }
   const threadTs = r.record.cards[ctx.channelId]?.threadTs;
   if (!r.snapshot || !r.figures || r.figures.unique === 0) {
     await ctx.reply(reportAnswer(r.title, r.figures));
-    return;
-  }
-  if (!threadTs && !r.manager) {
-    await ctx.reply(
-      "The files go into the card's thread: ask in a channel that carries the event's card.",
-    );
     return;
   }
   const files = await renderReport(r.snapshot, ctx.kit.deps.now(), r.withEmails);
