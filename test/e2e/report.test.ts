@@ -314,21 +314,19 @@ describe("a report upload Slack answered with internal_error although it was mad
     await h2?.close();
   });
 
-  it("finds the share when it lands and posts the report once", async () => {
-    const event = await seedEvent(h2.app.deps, {
-      team: TEAM,
-      organizer: USERS.omar,
-      title: "Slow share",
-    });
+  /**
+   * An event with its card in #events and one attendee counted, ended once `stage` (what Slack
+   * does to the upload) is set: the card's ts, the instance id, and the calls index before the end.
+   */
+  async function endedWithOne(
+    title: string,
+    stage: () => void,
+  ): Promise<{ ts: string; eventId: string; instanceId: string; since: number }> {
+    const event = await seedEvent(h2.app.deps, { team: TEAM, organizer: USERS.omar, title });
     const ts = await notifyCard(h2, event, CHANNELS.events);
-    h2.emulator.slow({
-      method: "files.completeUploadExternal",
-      times: 1,
-      ms: 0,
-      error: "internal_error",
-    });
+    stage();
     const c = h2.sandbox.control;
-    await c.setState(event.eventId, { state: "IN_EVENT" });
+    const state = await c.setState(event.eventId, { state: "IN_EVENT" });
     await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
     await eventually(
       async () =>
@@ -337,6 +335,18 @@ describe("a report upload Slack answered with internal_error although it was mad
     );
     const since = h2.emulator.calls.length;
     await c.setState(event.eventId, { state: "NOT_STARTED" });
+    return { ts, eventId: event.eventId, instanceId: state.instanceId, since };
+  }
+
+  it("finds the share when it lands and posts the report once", async () => {
+    const { ts, since } = await endedWithOne("Slow share", () =>
+      h2.emulator.slow({
+        method: "files.completeUploadExternal",
+        times: 1,
+        ms: 0,
+        error: "internal_error",
+      }),
+    );
     const first = await h2.emulator.waitForCall(
       (x) => x.method === "files.completeUploadExternal",
       {
@@ -377,29 +387,15 @@ describe("a report upload Slack answered with internal_error although it was mad
   }, 60_000);
 
   it("does not take a member's file of the same name for its own report", async () => {
-    const event = await seedEvent(h2.app.deps, {
-      team: TEAM,
-      organizer: USERS.omar,
-      title: "Planted file",
-    });
-    const ts = await notifyCard(h2, event, CHANNELS.events);
     // The app's upload is refused with internal_error (it did not happen): the app must look.
-    h2.emulator.throttle({
-      method: "files.completeUploadExternal",
-      times: 1,
-      retryAfterSec: 0,
-      error: "internal_error",
-    });
-    const c = h2.sandbox.control;
-    const state = await c.setState(event.eventId, { state: "IN_EVENT" });
-    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
-    await eventually(
-      async () =>
-        (await h2.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
-      "the attendee counted",
+    const { ts, eventId, instanceId, since } = await endedWithOne("Planted file", () =>
+      h2.emulator.throttle({
+        method: "files.completeUploadExternal",
+        times: 1,
+        retryAfterSec: 0,
+        error: "internal_error",
+      }),
     );
-    const since = h2.emulator.calls.length;
-    await c.setState(event.eventId, { state: "NOT_STARTED" });
     await h2.emulator.waitForCall((x) => x.method === "files.completeUploadExternal", {
       since,
       timeoutMs: 20_000,
@@ -413,7 +409,7 @@ describe("a report upload Slack answered with internal_error although it was mad
       { via: "files.completeUploadExternal" },
       true,
     );
-    planted.files = [{ id: "F0PLANTED", name: `${fileStem(event.eventId, state.instanceId)}.csv` }];
+    planted.files = [{ id: "F0PLANTED", name: `${fileStem(eventId, instanceId)}.csv` }];
     // The app's own report still goes out, once.
     const ours = await eventually(
       () =>
