@@ -5,6 +5,7 @@ import {
   type KnownBlock,
   mrkdwnWithin,
   safeLink,
+  shownAsWritten,
   slackDate,
   truncate,
   userText,
@@ -86,12 +87,12 @@ export function buildEventCard(input: EventCardInput): { text: string; blocks: K
   blocks.push({
     type: "section",
     block_id: "card_summary",
-    text: { type: "mrkdwn", text: lines.join("\n") },
+    text: shownAsWritten(lines.join("\n")),
   });
   if (Array.from(event.title).length > 150) {
     blocks.push({
       type: "context",
-      elements: [{ type: "mrkdwn", text: `Full title: ${mrkdwnWithin(event.title, 2800)}` }],
+      elements: [shownAsWritten(`Full title: ${mrkdwnWithin(event.title, 2800)}`)],
     });
   }
   if (live && !cancelled) {
@@ -109,7 +110,7 @@ export function buildEventCard(input: EventCardInput): { text: string; blocks: K
       blocks.push({
         type: "section",
         block_id: "card_staff",
-        text: { type: "mrkdwn", text: staff },
+        text: shownAsWritten(staff),
       });
     }
   }
@@ -127,10 +128,9 @@ export function buildEventCard(input: EventCardInput): { text: string; blocks: K
     blocks.push({
       type: "context",
       elements: [
-        {
-          type: "mrkdwn",
-          text: `Attendee notices in this channel: ${escapeMrkdwn(truncate(input.noise, 200))}`,
-        },
+        shownAsWritten(
+          `Attendee notices in this channel: ${escapeMrkdwn(truncate(input.noise, 200))}`,
+        ),
       ],
     });
   }

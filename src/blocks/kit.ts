@@ -34,6 +34,15 @@ export function plain(text: string, max: number): { type: "plain_text"; text: st
  */
 export const NO_UNFURL = { unfurl_links: false, unfurl_media: false } as const;
 
+/**
+ * A mrkdwn text object shown as written (`verbatim: true`): a URL inside outside text (a title, a
+ * name) stays text instead of a link Slack made on its own; links the app writes
+ * (`<https://…|label>`) and `<!date^…>` still work.
+ */
+export function shownAsWritten(text: string): { type: "mrkdwn"; text: string; verbatim: true } {
+  return { type: "mrkdwn", text, verbatim: true };
+}
+
 /** Slack's limit on a section's text (Block Kit reference). */
 const SECTION_TEXT_MAX = 3000;
 

@@ -1,6 +1,6 @@
 import type { UnfurlInfo } from "../domain/unfurl.ts";
 import { stateInWords } from "./event-card.ts";
-import { type KnownBlock, slackDate, userText } from "./kit.ts";
+import { type KnownBlock, shownAsWritten, slackDate, userText } from "./kit.ts";
 
 /** The compact card under a pasted join link: title, when (reader's zone), state and who is in. */
 export function unfurlBlocks(info: UnfurlInfo): { blocks: KnownBlock[] } {
@@ -13,14 +13,11 @@ export function unfurlBlocks(info: UnfurlInfo): { blocks: KnownBlock[] } {
     blocks: [
       {
         type: "section",
-        text: {
-          type: "mrkdwn",
-          text: `*${userText(event.title, 150)}*\n${slackDate(event.start)}`,
-        },
+        text: shownAsWritten(`*${userText(event.title, 150)}*\n${slackDate(event.start)}`),
       },
       {
         type: "context",
-        elements: [{ type: "mrkdwn", text: `${state}${now} · _On Air_` }],
+        elements: [shownAsWritten(`${state}${now} · _On Air_`)],
       },
     ],
   };

@@ -133,6 +133,7 @@ async function keepReminders(run: EventRun, ch: string, client: WebClient): Prom
           channel: ch,
           post_at: wanted.postAt,
           text: wanted.text,
+          blocks: verbatimSections(wanted.text),
           ...NO_UNFURL,
         }),
       ),

@@ -113,13 +113,18 @@ describe("a hostile member", () => {
     expect(smuggled(mrkdwnTexts(card.args.blocks))).toEqual([]);
   });
 
-  it("cannot bring a page's preview or a link into the channel through an attendee's name", async () => {
+  it("cannot bring a page's preview or a link into the channel through an attendee's name or a title", async () => {
     const event = await seedEvent(h.app.deps, {
       team: TEAM,
       organizer: USERS.omar,
-      title: "Open webinar",
+      // Over 150 characters: the header shows it cut, the card's context in full (mrkdwn).
+      title: `${"Open webinar. ".repeat(12)}Prizes at https://evil.example/win`,
     });
     const ts = await notifyCard(h, event, CHANNELS.events, "every");
+    const card = h.emulator.workspace.topLevel(CHANNELS.events).find((m) => m.ts === ts);
+    expect(JSON.stringify(card?.blocks)).toContain("Full title:");
+    expect(JSON.stringify(card?.blocks)).toContain("evil.example/win");
+    expect(autolinkedUrls(card!)).toEqual([]);
     const since = h.emulator.calls.length;
     await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
     await h.sandbox.control.attendees(event.eventId, {
