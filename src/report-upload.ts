@@ -68,6 +68,8 @@ export async function uploadReport(
   stem: string,
   comment: string,
   files: ReportFiles,
+  /** Called once the bytes are up, just before the share (which is what posts). */
+  beforeShare?: () => Promise<void>,
 ): Promise<void> {
   const png = await uploadOne(
     client,
@@ -76,6 +78,7 @@ export async function uploadReport(
     "Chart of attendees present per minute, with the event's state changes marked",
   );
   const csv = await uploadOne(client, `${stem}.csv`, Buffer.from(files.csv, "utf8"), undefined);
+  await beforeShare?.();
   await client.files.completeUploadExternal({
     files: [
       { id: png, title: "Attendance chart" },

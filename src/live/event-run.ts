@@ -21,7 +21,7 @@ import type { PostKind } from "./publisher.ts";
 import type { ScanProgress } from "./recover.ts";
 import { tellOrganizerRefused } from "./refused-notice.ts";
 import { forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
-import { checkScheduledEnd, reportDue } from "./report-post.ts";
+import { checkScheduledEnd, reportDue, reportSettledAt } from "./report-post.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
 
 /**
@@ -249,12 +249,16 @@ export class EventRun {
     if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
     if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : reminder;
     const endCheck = checkScheduledEnd(this, Date.now());
+    // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
+    const settled = c.reportPosting ? reportSettledAt(this, c.reportPosting) : 0;
     const report: Action | undefined =
-      c.reportPosting || reportDue(this, ch) !== undefined
-        ? { kind: "report" }
-        : endCheck !== undefined
-          ? { kind: "wait", until: endCheck }
-          : undefined;
+      settled > Date.now()
+        ? { kind: "wait", until: settled }
+        : c.reportPosting || reportDue(this, ch) !== undefined
+          ? { kind: "report" }
+          : endCheck !== undefined
+            ? { kind: "wait", until: endCheck }
+            : undefined;
     const noise = noiseOf(sub, ch);
     let thread: Action | undefined;
     if (noise === "counter") {

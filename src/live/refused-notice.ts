@@ -22,21 +22,23 @@ const WHY: Readonly<Record<string, string>> = {
 /**
  * Tells the event's organizer, once, that a channel stopped getting the live card and why, and
  * what brings it back. Best effort: a DM that fails is logged, never retried (the channel's own
- * state already says it is blocked). Not for an uninstalled workspace: nothing can be sent.
+ * state already says it is blocked).
  */
 export async function tellOrganizerRefused(
   run: EventRun,
   channel: string,
   error: string,
 ): Promise<void> {
-  if (error === "not_installed") return;
+  // Only a refusal the organizer (or a channel admin) can fix: not an uninstalled workspace
+  // (nothing can be sent), nor the app's own mistake (invalid_blocks, …), which is logged.
+  const why = Object.hasOwn(WHY, error) ? WHY[error] : undefined;
+  if (why === undefined) return;
   const { deps } = run.engine;
   try {
     const record = await deps.store.events.get(run.team, run.eventId);
     if (!record || record.cancelled) return;
     const event = run.sub ? eventOf(run.sub.sub) : undefined;
     const title = event ? `*${userText(event.title, 200)}*` : "your event";
-    const why = WHY[error] ?? `Slack refuses On Air's posts there (\`${userText(error, 80)}\`)`;
     const client = await run.client();
     await client.chat.postMessage({
       ...NO_UNFURL,

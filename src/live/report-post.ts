@@ -119,6 +119,11 @@ function reported(run: EventRun, ch: string, instanceId: string): void {
   delete c.reportPosting;
 }
 
+/** When a report share marked at `mark.at` has surely landed, if it was made at all. */
+export function reportSettledAt(run: EventRun, mark: { at: number }): number {
+  return mark.at + run.engine.options.shareSettleMs;
+}
+
 export async function postReport(run: EventRun, ch: string, client: WebClient): Promise<void> {
   const c = run.channel(ch);
   const sub = run.sub?.sub;
@@ -137,8 +142,9 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
       return;
     }
     // Slack shares an upload asynchronously (its answer comes before the message): a report
-    // not in the thread yet may still land. Look again once the share has had time to.
-    const settled = mark.at + run.engine.options.shareSettleMs;
+    // not in the thread yet may still land. The lane looks only once it has settled (nextAction
+    // in event-run.ts); should it come earlier, it looks again then.
+    const settled = reportSettledAt(run, mark);
     if (Date.now() < settled) throw new LookupThrottled(settled - Date.now(), "settling");
     delete c.reportPosting;
   }
@@ -146,10 +152,6 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
   const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
   if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
   const files = await renderReport(snapshotOf(inst), Date.now(), await run.emailsShown());
-  // Marked once drawn (drawing the first chart can take seconds), so the mark's time is the
-  // upload's: what a lookup after a lost answer waits from.
-  c.reportPosting = { instanceId, at: Date.now() };
-  await markSaved(run);
   const title = eventOf(sub)?.title ?? "event";
   try {
     await unlessRefused(
@@ -159,6 +161,12 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
         fileStem(run.eventId, instanceId),
         reportText(title, files.figures),
         files,
+        // Marked just before the share (drawing and the byte uploads share nothing), so the
+        // mark's time is the share's: what a lookup after a lost answer waits from.
+        async () => {
+          c.reportPosting = { instanceId, at: Date.now() };
+          await markSaved(run);
+        },
       ),
       () => delete c.reportPosting,
     );
