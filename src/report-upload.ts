@@ -1,4 +1,5 @@
 import type { WebClient } from "@slack/web-api";
+import { verbatimSections } from "./blocks/kit.ts";
 import {
   type InstanceSnapshot,
   perMinute,
@@ -13,6 +14,11 @@ import { chartPng } from "./domain/report-chart.ts";
  * files.getUploadURLExternal per file, the bytes POSTed to the URL it gives, then one
  * files.completeUploadExternal that shares both into the channel (and thread) with the figures
  * as the message. Used by the live engine when an instance ends and by `/onair report … files`.
+ *
+ * The figures go as `blocks` (verbatim mrkdwn sections), not as `initial_comment`: the comment is
+ * plain message text, which Slack links on its own, so a title holding a URL would become a link
+ * in the thread. Slack's reference: "If the initial_comment field is provided, the blocks field
+ * is ignored", so only blocks are sent.
  */
 
 export interface ReportFiles {
@@ -66,7 +72,7 @@ export async function uploadReport(
   client: WebClient,
   target: { channel: string; threadTs?: string | undefined },
   stem: string,
-  comment: string,
+  message: string,
   files: ReportFiles,
   /** Called once the bytes are up, just before the share (which is what posts). */
   beforeShare?: () => Promise<void>,
@@ -86,6 +92,6 @@ export async function uploadReport(
     ],
     channel_id: target.channel,
     ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
-    initial_comment: comment,
+    blocks: verbatimSections(message),
   });
 }

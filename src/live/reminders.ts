@@ -72,8 +72,20 @@ export function forgetPosted(c: ChannelPosting, now: number): void {
 }
 
 /**
+ * A message text without the links Slack adds on storing it: Slack wraps every bare URL
+ * ("IN: Foo bar http://test.com OUT: Foo bar <http://test.com>", its formatting reference), and
+ * a bare domain as `<http://domain|domain>`, so a title holding a URL comes back changed. Links
+ * the app wrote carry a label (`<url|label>`) and stay.
+ */
+export function withoutSlackLinks(text: string): string {
+  return text
+    .replace(/<http:\/\/([^<>|]+)\|\1>/g, "$1")
+    .replace(/<([a-z][a-z0-9+.-]*:\/\/[^<>|]*)>/gi, "$1");
+}
+
+/**
  * Slack's scheduled message matching a reminder whose id was not recorded (the answer was lost,
- * or the process died right after the call): same time, same text.
+ * or the process died right after the call): same time, same text (as Slack stores it).
  */
 export async function findScheduled(
   client: WebClient,
@@ -87,7 +99,11 @@ export async function findScheduled(
     limit: 100,
   });
   return res.scheduled_messages?.find(
-    (m) => m.post_at === wanted.postAt && m.text === wanted.text && m.id,
+    (m) =>
+      m.post_at === wanted.postAt &&
+      m.text !== undefined &&
+      withoutSlackLinks(m.text) === withoutSlackLinks(wanted.text) &&
+      m.id,
   )?.id;
 }
 

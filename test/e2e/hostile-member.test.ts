@@ -118,7 +118,7 @@ describe("a hostile member", () => {
       team: TEAM,
       organizer: USERS.omar,
       // Over 150 characters: the header shows it cut, the card's context in full (mrkdwn).
-      title: `${"Open webinar. ".repeat(12)}Prizes at https://evil.example/win`,
+      title: `Prizes at https://evil.example/win. ${"Open webinar. ".repeat(12)}`,
     });
     const ts = await notifyCard(h, event, CHANNELS.events, "every");
     const card = h.emulator.workspace.topLevel(CHANNELS.events).find((m) => m.ts === ts);
@@ -151,6 +151,17 @@ describe("a hostile member", () => {
         "false",
       ]);
     }
+
+    // The report in the thread names the title too: as verbatim blocks, not a file comment
+    // (message text, which Slack links).
+    await h.sandbox.control.setState(event.eventId, { state: "NOT_STARTED" });
+    const report = await eventually(
+      () => h.emulator.workspace.replies(CHANNELS.events, ts).find((m) => Array.isArray(m.files)),
+      "the attendance report",
+      20_000,
+    );
+    expect(autolinkedUrls(report)).toEqual([]);
+    expect(JSON.stringify(report.blocks)).toContain("evil.example/win");
   });
 
   it("cannot send an event's live card into a channel they are not in", async () => {

@@ -172,6 +172,46 @@ describe("reminders", () => {
     expect(card && card.time < (after[0]?.time ?? 0)).toBe(true);
   });
 
+  it("adopt one whose answer was lost, though Slack stored its text with the title's URL linked", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Launch day https://launch.example/live",
+      startInMs: 6 * 3600_000,
+    });
+    // The first reminder is scheduled, and its answer lost.
+    h.emulator.slow({ method: "chat.scheduleMessage", times: 1, ms: 0, error: "internal_error" });
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.events,
+      text: `notify ${event.eventId}`,
+    });
+    const mine = () => scheduledIn(CHANNELS.events).filter((s) => s.text.includes("Launch day"));
+    const both = await eventually(
+      () => (mine().length === 2 ? mine() : undefined),
+      "both reminders",
+      20_000,
+    );
+    // Slack linked the bare URL in what it stored: the text the app sent is not what it lists.
+    expect(both[0]?.text).toContain("<https://launch.example/live>");
+    const lost = h.emulator.calls
+      .slice(since)
+      .find((c) => c.method === "chat.scheduleMessage" && c.error === "internal_error");
+    expect(lost?.warnings).toContain("took_effect");
+    expect(
+      h.emulator.calls.slice(since).some((c) => c.method === "chat.scheduledMessages.list" && c.ok),
+    ).toBe(true);
+    expect(new Set(both.map((s) => s.post_at)).size).toBe(2);
+    // Adopted, not orphaned: cancelling deletes every one (an orphan would stay and post).
+    await onEventCancelled(h.app.deps, TEAM, event.eventId);
+    await eventually(
+      () => (mine().length === 0 ? true : undefined),
+      "the reminders deleted on cancel",
+      20_000,
+    );
+  });
+
   it("skips a reminder whose time has already passed", async () => {
     const event = await seedEvent(h.app.deps, {
       team: TEAM,

@@ -64,7 +64,9 @@ describe.skipIf(!REDIS && !required)("the attendance report, once", () => {
       // ownership can move (idle release 10 s, then the lease) before it does.
       45_000,
     );
-    expect(report?.text).toContain("Peak *6* · unique *6* · present at the end *4*");
+    expect(JSON.stringify(report?.blocks)).toContain(
+      "Peak *6* · unique *6* · present at the end *4*",
+    );
 
     // The owner records the report after Slack has it: wait for that record, then kill both.
     const store = await openStore(storeUrl, { cipher: createCipher(stage.key) });

@@ -34,10 +34,61 @@ function shownTexts(v: unknown, into: string[]): void {
   for (const x of Object.values(v)) shownTexts(x, into);
 }
 
+/** Stored messages whose text Slack linked on storing: the URLs it wrapped (autolinkedUrls). */
+const linkedOnStore = new WeakMap<object, readonly string[]>();
+
+/** Punctuation that ends a sentence, or mrkdwn that closes around a URL, rather than belonging to it. */
+const TRAILING = /[.,;:!?'")\]*_~]+$/;
+
+/**
+ * A message's top-level `text` as Slack stores it: "we will still linkify any non-linked URLs
+ * present in your message. IN: Foo bar http://test.com OUT: Foo bar <http://test.com>" (Slack's
+ * message formatting reference, default parse mode). What conversations.history,
+ * chat.scheduledMessages.list and events then carry is the rewritten text, so an app that finds
+ * its own message again by comparing text must allow for it. Links the app wrote are kept as
+ * they are; a bare domain becomes `<http://domain|domain>`, as Slack's clients show it.
+ */
+export function linkedAsStored(text: string): { text: string; linked: string[] } {
+  const linked: string[] = [];
+  let out = "";
+  let last = 0;
+  const linkGap = (gap: string) =>
+    gap.replace(BARE, (m) => {
+      const url = m.replace(TRAILING, "");
+      const tail = m.slice(url.length);
+      if (url.length === 0) return m;
+      linked.push(url);
+      return /^[a-z][a-z0-9+.-]*:\/\//i.test(url)
+        ? `<${url}>${tail}`
+        : `<http://${url}|${url}>${tail}`;
+    });
+  for (const m of text.matchAll(EXPLICIT)) {
+    out += linkGap(text.slice(last, m.index)) + m[0];
+    last = m.index + m[0].length;
+  }
+  out += linkGap(text.slice(last));
+  return { text: out, linked };
+}
+
+/** Records which URLs Slack linked when it stored `message` (see linkedAsStored). */
+export function rememberLinked(message: object, linked: readonly string[]): void {
+  if (linked.length > 0) linkedOnStore.set(message, linked);
+  else linkedOnStore.delete(message);
+}
+
+/** The URLs Slack linked when it stored `message`, if any. */
+export function linkedOf(message: object): readonly string[] {
+  return linkedOnStore.get(message) ?? [];
+}
+
 /** The URLs a message shows as links that the app did not write as links. */
 export function autolinkedUrls(message: { text?: unknown; blocks?: unknown }): string[] {
   const texts: string[] = [];
   if (Array.isArray(message.blocks) && message.blocks.length > 0) shownTexts(message.blocks, texts);
-  else if (typeof message.text === "string") texts.push(message.text);
+  else {
+    const stored = linkedOnStore.get(message);
+    if (stored) return [...stored];
+    if (typeof message.text === "string") texts.push(message.text);
+  }
   return texts.flatMap(autolinksInText);
 }

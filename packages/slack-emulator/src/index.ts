@@ -3,7 +3,7 @@
  * method reference, and a driver that plays Slack towards an app. See README.md.
  */
 
-export { autolinkedUrls, autolinksInText } from "./autolinks.ts";
+export { autolinkedUrls, autolinksInText, linkedAsStored } from "./autolinks.ts";
 export {
   type BlockKitResult,
   LIMITS,

@@ -158,6 +158,8 @@ export interface PostOptions {
   readonly warn?: ((code: string) => void) | undefined;
   /** longest `text` accepted; default 40,000 (msg_too_long beyond) */
   readonly maxText?: number | undefined;
+  /** URLs Slack linked in the text already (a scheduled message's, linked when scheduled) */
+  readonly linked?: readonly string[] | undefined;
 }
 
 export interface ResponseUrlContext {

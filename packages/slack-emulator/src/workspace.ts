@@ -1,3 +1,4 @@
+import { linkedAsStored, linkedOf, rememberLinked } from "./autolinks.ts";
 import { validateBlocks } from "./blockkit.ts";
 import { argumentError, SlackApiError } from "./errors.ts";
 import { formatTs, randomHex, slackId } from "./ids.ts";
@@ -394,14 +395,18 @@ export class Workspace {
       }
     }
     const authorUser = this.users.get(author);
-    const text = content.text ?? "";
+    const sent = content.text ?? "";
+    const stored = linkedAsStored(
+      content.link_names ? linkNames(sent, this.directory(author)) : sent,
+    );
     const msg: Message = {
       type: "message",
       ts: this.nextTs(),
       user: author,
       team: this.team.id,
-      text: content.link_names ? linkNames(text, this.directory(author)) : text,
+      text: stored.text,
     };
+    rememberLinked(msg, opts.linked ?? stored.linked);
     if (orphanOf !== undefined) msg.thread_ts = orphanOf;
     if (authorUser?.is_bot) {
       msg.bot_id = this.app.botId;
@@ -527,7 +532,11 @@ export class Workspace {
     if (!msg) throw new SlackApiError("message_not_found");
     if (actor !== undefined && msg.user !== actor) throw new SlackApiError("cant_update_message");
     this.checkContent(content, true);
-    if (content.text !== undefined) msg.text = content.text;
+    if (content.text !== undefined) {
+      const stored = linkedAsStored(content.text);
+      msg.text = stored.text;
+      rememberLinked(msg, stored.linked);
+    }
     if (content.blocks !== undefined) msg.blocks = withIds(content.blocks);
     if (content.attachments !== undefined) msg.attachments = structuredClone(content.attachments);
     if (content.metadata !== undefined) msg.metadata = structuredClone(content.metadata);
@@ -624,12 +633,13 @@ export class Workspace {
       if (s.channel === ch.id && Math.abs(s.post_at - postAt) < 300) near++;
     }
     if (near >= 30) throw new SlackApiError("restricted_too_many");
+    const stored = linkedAsStored(content.text ?? "");
     const s: ScheduledMessage = {
       id: slackId("Q", 10),
       channel: ch.id,
       post_at: Math.floor(postAt),
       date_created: nowSec,
-      text: content.text ?? "",
+      text: stored.text,
       author,
       ...(content.blocks !== undefined && { blocks: structuredClone(content.blocks) }),
       ...(content.attachments !== undefined && {
@@ -637,6 +647,7 @@ export class Workspace {
       }),
       ...(content.thread_ts !== undefined && { thread_ts: content.thread_ts }),
     };
+    rememberLinked(s, stored.linked);
     this.scheduled.set(s.id, s);
     return s;
   }
@@ -669,7 +680,7 @@ export class Workspace {
               attachments: s.attachments,
               thread_ts: s.thread_ts,
             },
-            { via: "scheduled" },
+            { via: "scheduled", linked: linkedOf(s) },
           ),
         );
       } catch {

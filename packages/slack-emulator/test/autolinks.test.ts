@@ -1,5 +1,12 @@
+import { WebClient } from "@slack/web-api";
 import { describe, expect, it } from "vitest";
-import { autolinkedUrls, autolinksInText } from "../src/index.ts";
+import {
+  autolinkedUrls,
+  autolinksInText,
+  linkedAsStored,
+  startSlackEmulator,
+} from "../src/index.ts";
+import { ALL_TEST_SCOPES, quietLogger } from "./helpers.ts";
 
 describe("what Slack links on its own", () => {
   it("finds bare URLs, www. and common domains, not the links the app wrote", () => {
@@ -23,5 +30,59 @@ describe("what Slack links on its own", () => {
     });
     expect(autolinkedUrls({ text, blocks: [section(false)] })).toEqual(["https://evil.example"]);
     expect(autolinkedUrls({ text, blocks: [section(true)] })).toEqual([]);
+  });
+});
+
+describe("the text Slack stores", () => {
+  it("wraps bare URLs and domains, leaves the app's links and a sentence's full stop", () => {
+    expect(
+      linkedAsStored(
+        "Launch https://a.example/live. Also www.b.example, <https://c.example|c> <!here>",
+      ),
+    ).toEqual({
+      text: "Launch <https://a.example/live>. Also <http://www.b.example|www.b.example>, <https://c.example|c> <!here>",
+      linked: ["https://a.example/live", "www.b.example"],
+    });
+    expect(linkedAsStored("Ann joined. Now 3 attending.")).toEqual({
+      text: "Ann joined. Now 3 attending.",
+      linked: [],
+    });
+    expect(linkedAsStored("*Launch https://a.example/live*").text).toBe(
+      "*Launch <https://a.example/live>*",
+    );
+    // Storing twice changes nothing more.
+    const once = linkedAsStored("see https://a.example").text;
+    expect(linkedAsStored(once).text).toBe(once);
+  });
+
+  it("is what history and scheduledMessages.list give back; the links still count as Slack's", async () => {
+    const emu = await startSlackEmulator({
+      signingSecret: "emulator-autolinks-secret",
+      seed: { botScopes: ALL_TEST_SCOPES },
+      rateLimits: false,
+    });
+    try {
+      const bot = new WebClient(emu.botToken, {
+        slackApiUrl: emu.apiUrl,
+        retryConfig: { retries: 0 },
+        logger: quietLogger,
+      });
+      const text = "Prizes at https://evil.example/win";
+      const posted = await bot.chat.postMessage({ channel: "C0EVENTS", text });
+      expect(posted.message?.text).toBe("Prizes at <https://evil.example/win>");
+      const history = await bot.conversations.history({ channel: "C0EVENTS", limit: 1 });
+      expect(history.messages?.[0]?.text).toBe("Prizes at <https://evil.example/win>");
+      const stored = emu.workspace.channels.get("C0EVENTS")?.messages.at(-1);
+      expect(autolinkedUrls(stored!)).toEqual(["https://evil.example/win"]);
+
+      const postAt = Math.floor(Date.now() / 1000) + 3600;
+      await bot.chat.scheduleMessage({ channel: "C0EVENTS", text, post_at: postAt });
+      const listed = await bot.chat.scheduledMessages.list({ channel: "C0EVENTS" });
+      expect(listed.scheduled_messages?.map((m) => m.text)).toEqual([
+        "Prizes at <https://evil.example/win>",
+      ]);
+    } finally {
+      await emu.close();
+    }
   });
 });
