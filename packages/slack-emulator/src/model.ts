@@ -21,6 +21,8 @@ export interface User {
   readonly is_bot: boolean;
   readonly title: string;
   readonly bot_id?: string;
+  /** a bot user's app (another app's bot, Workspace.addBot); the emulated app's is `app.appId` */
+  readonly app_id?: string;
   deleted: boolean;
 }
 

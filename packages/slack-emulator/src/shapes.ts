@@ -110,10 +110,11 @@ export function messageJson(ws: Workspace, m: Message): Json {
   // The emulator's own mark; Slack's message object has no such field.
   delete out.thread_locked;
   if (m.bot_id !== undefined) {
+    const other = m.bot_id === ws.app.botId ? undefined : ws.user(m.user);
     out.bot_profile = {
-      id: ws.app.botId,
-      app_id: ws.app.appId,
-      name: ws.app.name,
+      id: m.bot_id,
+      app_id: m.app_id ?? ws.app.appId,
+      name: other?.real_name ?? ws.app.name,
       deleted: false,
       team_id: ws.team.id,
     };

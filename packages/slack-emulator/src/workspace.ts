@@ -208,6 +208,31 @@ export class Workspace {
 
   // ---------------------------------------------------------------- people and places
 
+  /**
+   * Another app's bot in the workspace (its own user, bot and app ids), for a test to stage what
+   * such an app can do that a person cannot, e.g. post a message carrying metadata.
+   */
+  addBot(name: string): User {
+    const bot: User = {
+      id: slackId("U", 10),
+      team_id: this.team.id,
+      name,
+      real_name: name,
+      tz: "America/Los_Angeles",
+      email: undefined,
+      is_admin: false,
+      is_owner: false,
+      is_primary_owner: false,
+      is_bot: true,
+      title: "",
+      bot_id: slackId("B", 10),
+      app_id: slackId("A", 10),
+      deleted: false,
+    };
+    this.users.set(bot.id, bot);
+    return bot;
+  }
+
   user(id: string): User | undefined {
     return this.users.get(id);
   }
@@ -409,8 +434,8 @@ export class Workspace {
     rememberLinked(msg, opts.linked ?? stored.linked);
     if (orphanOf !== undefined) msg.thread_ts = orphanOf;
     if (authorUser?.is_bot) {
-      msg.bot_id = this.app.botId;
-      msg.app_id = this.app.appId;
+      msg.bot_id = authorUser.bot_id ?? this.app.botId;
+      msg.app_id = authorUser.app_id ?? this.app.appId;
     }
     if (content.blocks !== undefined) msg.blocks = withIds(content.blocks);
     if (content.attachments !== undefined) msg.attachments = structuredClone(content.attachments);

@@ -143,6 +143,32 @@ describe("conversations.history", () => {
       await narrow.close();
     }
   });
+
+  it("tells another app's bot from the app's own (bot_id, bot_profile)", async () => {
+    const other = emu.workspace.addBot("Copycat");
+    clock += 1_000;
+    const ch = emu.workspace.resolveChannel(EVENTS)!;
+    const copy = emu.workspace.postMessage(ch, other.id, {
+      text: "copy",
+      metadata: meta(99),
+    });
+    const listed = await bot.conversations.history({
+      channel: EVENTS,
+      limit: 1,
+      include_all_metadata: true,
+    });
+    const m = listed.messages?.[0];
+    expect(m?.ts).toBe(copy.ts);
+    expect(m?.bot_id).toBe(other.bot_id);
+    expect(m?.bot_id).not.toBe("B0ONAIR");
+    expect(m?.bot_profile).toMatchObject({
+      id: other.bot_id,
+      app_id: other.app_id,
+      name: "Copycat",
+    });
+    const mine = (await bot.conversations.history({ channel: EVENTS, limit: 2 })).messages?.[1];
+    expect(mine?.bot_profile).toMatchObject({ id: "B0ONAIR" });
+  });
 });
 
 describe("conversations.replies", () => {
