@@ -74,12 +74,12 @@ export function forgetPosted(c: ChannelPosting, now: number): void {
 /**
  * A message text without the links Slack adds on storing it: Slack wraps every bare URL
  * ("IN: Foo bar http://test.com OUT: Foo bar <http://test.com>", its formatting reference), and
- * a bare domain as `<http://domain|domain>`, so a title holding a URL comes back changed. Links
- * the app wrote carry a label (`<url|label>`) and stay.
+ * a bare domain as `<http://domain|domain>`, an e-mail address as `<mailto:a|a>`, so a title
+ * holding one comes back changed. Links the app wrote carry a label (`<url|label>`) and stay.
  */
 export function withoutSlackLinks(text: string): string {
   return text
-    .replace(/<http:\/\/([^<>|]+)\|\1>/g, "$1")
+    .replace(/<(?:http:\/\/|mailto:)([^<>|]+)\|\1>/g, "$1")
     .replace(/<([a-z][a-z0-9+.-]*:\/\/[^<>|]*)>/gi, "$1");
 }
 

@@ -14,7 +14,7 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 
 const EXPLICIT = /<[^<>]*>/g;
 const BARE =
-  /\b(?:[a-z][a-z0-9+.-]*:\/\/[^\s<>|]+|www\.[^\s<>|]+|(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|app|co|info|biz|me|xyz|gov|edu|example)\b(?:\/[^\s<>|]*)?)/gi;
+  /\b(?:[a-z][a-z0-9+.-]*:\/\/[^\s<>|]+|[a-z0-9._%+-]+@(?:[a-z0-9-]+\.)+[a-z]{2,}\b|www\.[^\s<>|]+|(?:[a-z0-9-]+\.)+(?:com|org|net|io|dev|app|co|info|biz|me|xyz|gov|edu|example)\b(?:\/[^\s<>|]*)?)/gi;
 
 /** The URLs in one mrkdwn string that Slack would link though the app did not. */
 export function autolinksInText(text: string): string[] {
@@ -46,7 +46,8 @@ const TRAILING = /[.,;:!?'")\]*_~]+$/;
  * message formatting reference, default parse mode). What conversations.history,
  * chat.scheduledMessages.list and events then carry is the rewritten text, so an app that finds
  * its own message again by comparing text must allow for it. Links the app wrote are kept as
- * they are; a bare domain becomes `<http://domain|domain>`, as Slack's clients show it.
+ * they are; a bare domain becomes `<http://domain|domain>` and an e-mail address
+ * `<mailto:address|address>`, as Slack's clients show them.
  */
 export function linkedAsStored(text: string): { text: string; linked: string[] } {
   const linked: string[] = [];
@@ -58,9 +59,9 @@ export function linkedAsStored(text: string): { text: string; linked: string[] }
       const tail = m.slice(url.length);
       if (url.length === 0) return m;
       linked.push(url);
-      return /^[a-z][a-z0-9+.-]*:\/\//i.test(url)
-        ? `<${url}>${tail}`
-        : `<http://${url}|${url}>${tail}`;
+      if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return `<${url}>${tail}`;
+      if (url.includes("@")) return `<mailto:${url}|${url}>${tail}`;
+      return `<http://${url}|${url}>${tail}`;
     });
   for (const m of text.matchAll(EXPLICIT)) {
     out += linkGap(text.slice(last, m.index)) + m[0];

@@ -50,6 +50,9 @@ describe("the text Slack stores", () => {
     expect(linkedAsStored("*Launch https://a.example/live*").text).toBe(
       "*Launch <https://a.example/live>*",
     );
+    expect(linkedAsStored("Ask ann.a+q@mail.example.com, or https://x.example/@ann").text).toBe(
+      "Ask <mailto:ann.a+q@mail.example.com|ann.a+q@mail.example.com>, or <https://x.example/@ann>",
+    );
     // Storing twice changes nothing more.
     const once = linkedAsStored("see https://a.example").text;
     expect(linkedAsStored(once).text).toBe(once);

@@ -1,8 +1,10 @@
-import { validateBlocks } from "@onair/slack-emulator";
+import { linkedAsStored, validateBlocks } from "@onair/slack-emulator";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { reminderText } from "../../../src/domain/reminders.ts";
 import { publicEvent } from "../../../src/domain/subscription.ts";
 import { renderCard } from "../../../src/live/card.ts";
+import { withoutSlackLinks } from "../../../src/live/reminders.ts";
 import { decodeSessions, EventLive, encodeSessions } from "../../../src/live/state.ts";
 import { parseNotifyArgs } from "../../../src/slack/commands/notify-args.ts";
 import { sampleEvent } from "../slack/blocks/fixtures.ts";
@@ -88,5 +90,33 @@ describe("the card and the reminders", () => {
     expect(text).toContain("starts in 1 hour");
     expect(text).toContain(`<!date^${Math.floor(event.start / 1000)}^`);
     expect(text).not.toContain(event.moderatorUrl);
+  });
+
+  it("finds a reminder again as Slack stores it, whatever the title, and tells titles apart", () => {
+    const piece = fc.oneof(
+      fc.string(),
+      fc.constantFrom(
+        "https://a.example/x",
+        "www.b.example",
+        "c.com/path",
+        "ann@mail.example.com",
+        "<https://d.example|d>",
+        "*",
+        ".",
+        " ",
+        "&",
+      ),
+    );
+    const title = fc.array(piece, { maxLength: 6 }).map((p) => p.join(""));
+    fc.assert(
+      fc.property(title, title, (a, b) => {
+        const sent = reminderText(sampleEvent({ title: a }), 10);
+        const stored = linkedAsStored(sent).text;
+        expect(withoutSlackLinks(stored)).toBe(withoutSlackLinks(sent));
+        const other = reminderText(sampleEvent({ title: b }), 10);
+        if (other !== sent) expect(withoutSlackLinks(other)).not.toBe(withoutSlackLinks(stored));
+      }),
+      { numRuns: 300 },
+    );
   });
 });
