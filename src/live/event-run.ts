@@ -19,7 +19,7 @@ import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts"
 import { LiveWriter } from "./live-writer.ts";
 import type { PostKind } from "./publisher.ts";
 import type { ScanProgress } from "./recover.ts";
-import { tellOrganizerRefused } from "./refused-notice.ts";
+import { unblock } from "./refused-notice.ts";
 import { forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
 import { checkScheduledEnd, reportDue, reportSettledAt } from "./report-post.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
@@ -38,8 +38,8 @@ export class EventRun {
   leaseUntil: number;
   inflight = 0;
   dropped = false;
-  /** Failed lookups per channel since the last one that settled (see lookup). */
-  readonly lookupTries = new Map<string, number>();
+  /** Per channel: since when its lookup has failed for passing reasons (publisher's lookup). */
+  readonly lookupFailingSince = new Map<string, number>();
   /** Where a throttled lookup stopped, per channel and kind, so it resumes there. */
   readonly lookupProgress = new Map<string, ScanProgress>();
   /** Shutting down: lanes finish their current call (and record it), then stop. */
@@ -152,7 +152,7 @@ export class EventRun {
       const sub = this.sub?.id === item.subscriptionId ? this.sub.sub : undefined;
       if (!sub || sub.cancelled || sub.gone) continue;
       if (isRefresh(item.message)) {
-        for (const ch of sub.channels) delete this.channel(ch).blocked;
+        for (const ch of sub.channels) unblock(this.channel(ch));
         continue;
       }
       const parsed = webhookMessageSchema.safeParse(item.message);
@@ -166,7 +166,7 @@ export class EventRun {
         const noise = noiseOf(sub, ch);
         if (noise !== "digest" && noise !== "every") continue;
         const c = this.channel(ch);
-        if (c.blocked) continue;
+        if (c.blocked || c.threadBlocked) continue;
         for (const n of result.notices) addNotice(c.pending, n);
       }
     }
@@ -251,8 +251,9 @@ export class EventRun {
     const endCheck = checkScheduledEnd(this, Date.now());
     // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
     const settled = c.reportPosting ? reportSettledAt(this, c.reportPosting) : 0;
-    const report: Action | undefined =
-      settled > Date.now()
+    const report: Action | undefined = c.threadBlocked
+      ? undefined
+      : settled > Date.now()
         ? { kind: "wait", until: settled }
         : c.reportPosting || reportDue(this, ch) !== undefined
           ? { kind: "report" }
@@ -261,7 +262,8 @@ export class EventRun {
             : undefined;
     const noise = noiseOf(sub, ch);
     let thread: Action | undefined;
-    if (noise === "counter") {
+    if (c.threadBlocked) thread = undefined;
+    else if (noise === "counter") {
       const inst = this.live.current();
       if (inst && inst.joins > 0 && c.counterHash !== this.counterText()) {
         thread = { kind: "counter" };
@@ -360,20 +362,6 @@ export class EventRun {
         },
       },
     }));
-  }
-
-  async block(ch: string, error: string): Promise<void> {
-    const c = this.channel(ch);
-    c.blocked = error;
-    c.pending = emptyPending();
-    delete c.digestPosting;
-    delete c.counterPosting;
-    this.engine.deps.logger.warn(
-      { channel: ch, error, eventId: this.eventId },
-      "live: Slack refuses posts to this channel; its notices stop until it is notified again",
-    );
-    await this.save();
-    await tellOrganizerRefused(this, ch, error);
   }
 
   stop(): void {

@@ -1,4 +1,5 @@
 import {
+  isLimitRefusal,
   isPassingRefusal,
   isPlatformError,
   isRateLimited,
@@ -9,6 +10,7 @@ import {
 import type { EventRun } from "./event-run.ts";
 import { LookupThrottled, NotOwner } from "./post-errors.ts";
 import { type PostKind, publish } from "./publisher.ts";
+import { blockPosts, refusedPart } from "./refused-notice.ts";
 
 /** The pause after a refusal that passes, doubling while they repeat, up to a minute. */
 const PASSING_FIRST_MS = 1_000;
@@ -136,7 +138,7 @@ export class Lane {
         if (err instanceof NotOwner) return;
         if (err instanceof NoInstallationError) {
           // Uninstalled: nothing can be posted or deleted there any more.
-          await run.block(this.channel, "not_installed");
+          await blockPosts(run, this.channel, "not_installed", "card");
         } else if (err instanceof LookupThrottled) {
           this.nextAt = Date.now() + err.retryAfterMs;
           deps.logger.info(
@@ -164,6 +166,15 @@ export class Lane {
           const after = Math.min(PASSING_MAX_MS, PASSING_FIRST_MS * 2 ** this.passing);
           this.passing++;
           this.nextAt = Date.now() + after;
+          if (isLimitRefusal(err)) {
+            // A limit is the channel's (or the workspace's), not this event's: every event
+            // posting there waits, as after a 429.
+            await pacer
+              .hold(run.team, this.channel, after)
+              .catch((e: unknown) =>
+                deps.logger.warn({ err: e }, "live: could not share a limit's wait"),
+              );
+          }
           deps.metrics.slackCalls.inc({ method: "bulk", outcome: "error" });
           deps.logger.warn(
             { channel: this.channel, error: slackErrorName(err), retryAfterMs: after },
@@ -171,8 +182,10 @@ export class Lane {
           );
         } else if (isPlatformError(err)) {
           // Slack said no for a reason retrying will not change: stop posting to this channel
-          // until someone notifies it again.
-          await run.block(this.channel, slackErrorName(err) ?? "refused");
+          // (or, a thread post refused for its thread, to the card's thread) until someone
+          // notifies it again.
+          const error = slackErrorName(err) ?? "refused";
+          await blockPosts(run, this.channel, error, refusedPart(kind, error));
         } else {
           this.nextAt = Date.now() + 2_000;
           deps.logger.warn(

@@ -38,6 +38,7 @@ export const ChannelPostingSchema = z.object({
   seq: z.number().int().nonnegative(),
   /** Slack's error when the channel refuses the app (archived, not found, …); cleared by notify. */
   blocked: z.string().optional(),
+  threadBlocked: z.string().optional(),
   /** A first card post went out at this time (ms) with no ts recorded yet (recover.ts). */
   cardPosting: z.number().optional(),
   /** The thread's running count went out at this time (ms) with no ts recorded yet. */
@@ -66,6 +67,8 @@ export interface ChannelPosting {
   lastThreadAt?: number;
   seq: number;
   blocked?: string;
+  /** Slack refuses the card's thread (locked, or no threads here): the card goes on alone. */
+  threadBlocked?: string;
   cardPosting?: number;
   counterPosting?: number;
   digestPosting?: DigestPosting;

@@ -41,8 +41,12 @@ import { postReport } from "./report-post.ts";
 
 export type PostKind = "card" | "counter" | "digest" | "reminder" | "report";
 
-/** How often a lookup may fail for a passing reason (not a 429) before the post goes out anyway. */
-const LOOKUP_TRIES = 3;
+/**
+ * How long a lookup may keep failing for a passing reason (Slack's own trouble, a lost answer)
+ * before the post goes out anyway. Time, not a count of tries: the lane waits longer each time
+ * (1 s doubling to a minute), and a post after a short Slack incident must not be a duplicate.
+ */
+const LOOKUP_PATIENCE_MS = 10 * 60_000;
 
 /**
  * Awaits a post; when Slack answered with a refusal (an error or a 429) the post surely did not
@@ -89,7 +93,12 @@ export async function methodCall<T>(call: Promise<T>): Promise<T> {
 
 /** A reminder Slack would not hold, kept in the list so it is not asked for again. */
 const SKIPPED = "skipped:";
-const BAD_TIME = new Set(["invalid_time", "time_in_past", "time_too_far"]);
+/**
+ * chat.scheduleMessage refusals about this one reminder, not the channel: its time (too near or
+ * too far by Slack's clock), or Slack's cap of 30 scheduled messages within 5 minutes in one
+ * channel (restricted_too_many: many events starting together). The card's lane goes on.
+ */
+const NOT_HELD = new Set(["invalid_time", "time_in_past", "time_too_far", "restricted_too_many"]);
 
 /**
  * One step toward the reminders the subscription wants in this channel: adopt one whose
@@ -141,11 +150,11 @@ async function keepReminders(run: EventRun, ch: string, client: WebClient): Prom
     );
     id = res.scheduled_message_id;
   } catch (err) {
-    // Slack will not hold this one (its time is too near or too far by Slack's clock): the
-    // channel is fine, this reminder is skipped rather than tried again and again.
-    if (!BAD_TIME.has(slackErrorName(err) ?? "")) throw err;
-    run.engine.deps.logger.info(
-      { channel: ch, postAt: wanted.postAt, error: slackErrorName(err) },
+    // Slack will not hold this one (see NOT_HELD): the channel is fine, this reminder is
+    // skipped rather than tried again and again.
+    if (!NOT_HELD.has(slackErrorName(err) ?? "")) throw err;
+    run.engine.deps.logger.warn(
+      { channel: ch, eventId: run.eventId, postAt: wanted.postAt, error: slackErrorName(err) },
       "live: Slack would not schedule a reminder at that time; skipped",
     );
     id = `${SKIPPED}${wanted.key}`;
@@ -159,7 +168,7 @@ async function keepReminders(run: EventRun, ch: string, client: WebClient): Prom
  * Looks in Slack for a post whose outcome was not recorded. Slack refusing (a missing scope,
  * the bot not in the channel) is logged and read as "not there": a duplicate is better than a
  * channel that never gets its posts. A passing failure (429, 5xx, a lost answer) is thrown so
- * the lane asks again later, LOOKUP_TRIES times at most.
+ * the lane asks again later, for LOOKUP_PATIENCE_MS at most.
  */
 export async function lookup<T>(
   run: EventRun,
@@ -182,23 +191,23 @@ export async function lookup<T>(
     if (wait !== undefined) throw new LookupThrottled(wait);
     // A refusal that passes (a limit, Slack's own trouble) is asked again like a lost answer.
     const refused = isPlatformError(err) && !isPassingRefusal(err);
-    const tries = (run.lookupTries.get(ch) ?? 0) + 1;
-    run.lookupTries.set(ch, tries);
-    // Slow down, a lost answer, a 5xx: ask again later (the lane waits), a few times at most,
-    // so a channel never stalls behind a lookup that keeps failing.
-    if (!refused && tries < LOOKUP_TRIES) throw err;
+    const since = run.lookupFailingSince.get(ch) ?? Date.now();
+    run.lookupFailingSince.set(ch, since);
+    // Slow down, a lost answer, a 5xx: ask again later (the lane waits), for a while at most,
+    // so a channel never stalls for good behind a lookup that keeps failing.
+    if (!refused && Date.now() - since < LOOKUP_PATIENCE_MS) throw err;
     run.engine.deps.logger.warn(
       {
         channel: ch,
         eventId: run.eventId,
         what,
-        tries,
+        failingForMs: Date.now() - since,
         error: slackErrorName(err) ?? (err instanceof Error ? err.message : String(err)),
       },
       "live: could not look in Slack for a post that may have gone out; posting it again",
     );
   }
-  run.lookupTries.delete(ch);
+  run.lookupFailingSince.delete(ch);
   run.lookupProgress.delete(key);
   // The lookup may have taken a while: post only while this process still owns the event.
   if (!run.mayCall()) throw new NotOwner();

@@ -263,6 +263,11 @@ describe("a rate-limited channel", () => {
         ),
       ),
     ]);
+    // Shown as written: the title is outside text (a URL in it would stay text).
+    const shown = told[0]?.args.blocks as Array<{
+      text?: { text?: string; verbatim?: boolean };
+    }>;
+    expect(shown[0]?.text).toMatchObject({ text: told[0]?.args.text, verbatim: true });
 
     general.is_archived = false;
     await h.driver.slashCommand({
@@ -283,5 +288,71 @@ describe("a rate-limited channel", () => {
           : undefined,
       "posts again after notify",
     );
+  });
+
+  it("tells the organizer when the card's own update is refused in an archived channel (is_inactive)", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Archived under the card",
+    });
+    const ts = await notifyCard(h, event, CHANNELS.townHall);
+    const town = h.emulator.workspace.resolveChannel(CHANNELS.townHall);
+    if (!town) throw new Error("no town-hall channel");
+    const since = h.emulator.calls.length;
+    town.is_archived = true;
+    try {
+      // A state change: only the card is updated, and chat.update says is_inactive.
+      await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+      const dm = await h.emulator.waitForCall(
+        (c) =>
+          c.method === "chat.postMessage" &&
+          c.args.channel === USERS.omar &&
+          String(c.args.text).includes("Archived under the card"),
+        { since, timeoutMs: 10_000 },
+      );
+      expect(String(dm.args.text)).toContain("the channel is archived");
+      // (Other events' posts to the channel are refused too; this card's update is the one.)
+      const updates = h.emulator.calls
+        .slice(since)
+        .filter((c) => c.method === "chat.update" && c.args.ts === ts);
+      expect(updates.map((c) => c.error)).toEqual(["is_inactive"]);
+    } finally {
+      town.is_archived = false;
+    }
+  });
+
+  it("a locked thread stops the thread's posts only: the card goes on, the organizer is told", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Locked thread",
+    });
+    const ts = await notifyCard(h, event, CHANNELS.events, "every");
+    const ws = h.emulator.workspace;
+    const events = ws.resolveChannel(CHANNELS.events);
+    if (!events) throw new Error("no events channel");
+    ws.findMessage(events, ts)!.thread_locked = true;
+    const since = h.emulator.calls.length;
+    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+    await h.sandbox.control.attendees(event.eventId, { join: [{ name: "Locked Out" }] });
+    const dm = await h.emulator.waitForCall(
+      (c) =>
+        c.method === "chat.postMessage" &&
+        c.args.channel === USERS.omar &&
+        String(c.args.text).includes("Locked thread"),
+      { since, timeoutMs: 10_000 },
+    );
+    expect(String(dm.args.text)).toContain("stays up to date, but its thread stopped");
+    expect(String(dm.args.text)).toContain("an admin locked the live card's thread");
+    // The card still follows: a second join reaches it.
+    await h.sandbox.control.attendees(event.eventId, { join: [{ name: "Second Try" }] });
+    await cardShows(ts, 2);
+    await new Promise((r) => setTimeout(r, 1_500));
+    const threadPosts = h.emulator.calls
+      .slice(since)
+      .filter((c) => c.method === "chat.postMessage" && c.args.thread_ts === ts);
+    // One refusal, then no more tries at the thread (and no loop against it).
+    expect(threadPosts.map((c) => c.error)).toEqual(["restricted_action_thread_locked"]);
   });
 });

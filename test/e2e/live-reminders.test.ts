@@ -212,6 +212,66 @@ describe("reminders", () => {
     );
   });
 
+  it("skip one Slack will not hold (30 already within 5 minutes), and the channel's card goes on", async () => {
+    const startsAt = Date.now() + 7 * 3600_000;
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Crowded hour",
+      startInMs: 7 * 3600_000,
+    });
+    // Thirty other messages already scheduled in the channel around the 10-minute reminder.
+    const ws = h.emulator.workspace;
+    const ch = ws.resolveChannel(CHANNELS.townHall)!;
+    const tenBefore = Math.floor((startsAt - 10 * 60_000) / 1000);
+    const others = Array.from({ length: 30 }, (_, i) =>
+      ws.scheduleMessage(ch, ws.app.botUserId, tenBefore - 120 + i * 8, { text: `other ${i}` }),
+    );
+    try {
+      const since = h.emulator.calls.length;
+      await h.driver.slashCommand({
+        user: USERS.omar,
+        channel: CHANNELS.townHall,
+        text: `notify ${event.eventId}`,
+      });
+      const mine = () =>
+        scheduledIn(CHANNELS.townHall).filter((s) => s.text.includes("Crowded hour"));
+      await eventually(
+        () =>
+          h.emulator.calls
+            .slice(since)
+            .some((c) => c.method === "chat.scheduleMessage" && c.error === "restricted_too_many")
+            ? true
+            : undefined,
+        "Slack's refusal of the crowded reminder",
+      );
+      await eventually(() => (mine().length === 1 ? true : undefined), "the 1-hour reminder");
+      expect(mine()[0]?.text).toContain("starts in 1 hour");
+      // The card is not given up on: a join still reaches it.
+      const card = await eventually(
+        () =>
+          ws
+            .topLevel(CHANNELS.townHall)
+            .find((m) => JSON.stringify(m.blocks ?? "").includes("Crowded hour"))?.ts,
+        "the card",
+      );
+      await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+      await h.sandbox.control.attendees(event.eventId, { join: [{ name: "Early Ann" }] });
+      await eventually(
+        () =>
+          h.emulator.calls
+            .slice(since)
+            .some((c) => c.method === "chat.update" && c.args.ts === card && c.ok)
+            ? true
+            : undefined,
+        "the card updated",
+        15_000,
+      );
+    } finally {
+      for (const o of others) ws.scheduled.delete(o.id);
+    }
+  });
+
   it("skips a reminder whose time has already passed", async () => {
     const event = await seedEvent(h.app.deps, {
       team: TEAM,
