@@ -44,6 +44,14 @@ export function fileStem(eventId: string, instanceId: string): string {
   return `attendance-${safe(eventId)}-${safe(instanceId)}`;
 }
 
+/**
+ * The stem of files someone asked for (`/onair report … files`): not the instance's report's
+ * (fileStem), so a lookup for that report after a lost answer never takes them for it.
+ */
+export function askedStem(eventId: string, instanceId: string): string {
+  return `${fileStem(eventId, instanceId)}-asked`;
+}
+
 async function uploadOne(
   client: WebClient,
   filename: string,

@@ -348,6 +348,60 @@ describe("a report upload Slack answered with internal_error although it was mad
     return { ts, eventId: event.eventId, instanceId: state.instanceId, since };
   }
 
+  it("does not take the files an organizer asked for during the event for its report", async () => {
+    const event = await seedEvent(h2.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Asked early",
+    });
+    const ts = await notifyCard(h2, event, CHANNELS.events);
+    const c = h2.sandbox.control;
+    const state = await c.setState(event.eventId, { state: "IN_EVENT" });
+    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
+    await eventually(
+      async () =>
+        (await h2.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
+      "the attendee counted",
+    );
+    // The organizer asks for the files while it runs: they go into the card's thread.
+    const asked = h2.emulator.calls.length;
+    await h2.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.events,
+      text: `report ${event.eventId} files`,
+    });
+    await h2.emulator.waitForCall((x) => x.method === "files.completeUploadExternal" && x.ok, {
+      since: asked,
+      timeoutMs: 20_000,
+    });
+    await h2.emulator.sharesLanded();
+    const bot = h2.emulator.workspace.app.botUserId;
+    const appFiles = () =>
+      h2.emulator.workspace
+        .replies(CHANNELS.events, ts)
+        .filter((m) => Array.isArray(m.files) && m.user === bot);
+    const [early] = appFiles();
+    expect(shownMrkdwn(early?.blocks)).toContain("Attendance so far");
+    // The report's own share is refused as Slack's trouble: nothing shared, the outcome unknown
+    // to the app, which looks in the thread once the share would have landed.
+    h2.emulator.throttle({
+      method: "files.completeUploadExternal",
+      times: 1,
+      retryAfterSec: 0,
+      error: "internal_error",
+    });
+    await c.setState(event.eventId, { state: "NOT_STARTED" });
+    const report = await eventually(
+      () => appFiles().find((m) => m.ts !== early?.ts),
+      "the instance's own report",
+      30_000,
+    );
+    expect(shownMrkdwn(report.blocks)).toContain("Attendance report");
+    expect((report.files as Array<{ name: string }>).map((f) => f.name)).toContain(
+      `${fileStem(event.eventId, state.instanceId)}.csv`,
+    );
+  }, 60_000);
+
   it("finds the share when it lands and posts the report once", async () => {
     const { ts, since } = await endedWithOne("Slow share", () =>
       h2.emulator.slow({

@@ -1,7 +1,7 @@
 import { reportAnswer, reportText } from "../../blocks/report.ts";
 import { attendanceReport } from "../../domain/attendance.ts";
 import { userText } from "../../domain/text.ts";
-import { fileStem, renderReport, uploadReport } from "../../report-upload.ts";
+import { askedStem, renderReport, uploadReport } from "../../report-upload.ts";
 import type { CommandContext } from "./context.ts";
 import { eventArg } from "./event-arg.ts";
 
@@ -41,7 +41,7 @@ export async function report(ctx: CommandContext): Promise<void> {
   await uploadReport(
     ctx.client,
     { channel: ctx.channelId, threadTs },
-    fileStem(record.eventId, r.snapshot.instanceId),
+    askedStem(record.eventId, r.snapshot.instanceId),
     reportText(r.title, files.figures),
     files,
   );
