@@ -8,7 +8,8 @@ export function unfurlBlocks(info: UnfurlInfo): { blocks: KnownBlock[] } {
   const state = info.cancelled
     ? ":no_entry: Cancelled"
     : stateInWords(info.state ?? event.status ?? "NOT_STARTED");
-  const now = info.cancelled ? "" : ` · attendees now *${info.present}*`;
+  const now =
+    info.cancelled || info.present === undefined ? "" : ` · attendees now *${info.present}*`;
   return {
     blocks: [
       {

@@ -15,7 +15,12 @@ export interface UnfurlInfo {
   event: Event;
   cancelled: boolean;
   state: string | undefined;
-  present: number;
+  /**
+   * Attendees now, only where the card already shows it (a channel the event notifies): an
+   * unfurl is seen by everyone in the conversation, and attendance is the organizer's, the
+   * admins' and those channels' to see (mayReadAttendance).
+   */
+  present: number | undefined;
 }
 
 /** Events looked through per lookup: a workspace's known events, most recent first. */
@@ -38,6 +43,8 @@ export async function unfurlsFor(
   deps: Deps,
   team: string,
   urls: readonly string[],
+  /** Where the link was shared (link_shared's channel). */
+  channel: string | undefined,
 ): Promise<Map<string, UnfurlInfo>> {
   const wanted = new Map<string, string[]>();
   for (const url of urls) {
@@ -62,7 +69,10 @@ export async function unfurlsFor(
       event,
       cancelled: record.cancelled === true || sub.sub.cancelled === true,
       state: figures?.state,
-      present: figures?.present ?? 0,
+      present:
+        channel !== undefined && sub.sub.channels.includes(channel)
+          ? (figures?.present ?? 0)
+          : undefined,
     };
     for (const url of matched) out.set(url, info);
     if (wanted.size === 0) break;

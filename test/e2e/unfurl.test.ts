@@ -76,6 +76,28 @@ describe("live unfurls", () => {
     expect(unfurl).toContain("attendees now *2*");
     expect(unfurl).toContain(`<!date^${Math.floor(start / 1000)}^`);
 
+    // Pasted where the card is not (a channel the event does not notify): the state, but not
+    // who is in, which is the organizer's, the admins' and the card channels' to see.
+    const elsewhereSince = h.emulator.calls.length;
+    const elsewhere = await h.driver.postMessage({
+      user: USERS.member,
+      channel: CHANNELS.general,
+      text: `Join us: <${link}>`,
+      unfurlDomains: domains,
+    });
+    expect(elsewhere.result?.status).toBe(200);
+    const elsewhereCall = await h.emulator.waitForCall((c) => c.method === "chat.unfurl", {
+      since: elsewhereSince,
+      timeoutMs: 5_000,
+    });
+    expect(elsewhereCall.ok).toBe(true);
+    const elsewhereMsg = h.emulator.workspace
+      .topLevel(CHANNELS.general)
+      .find((m) => m.ts === elsewhere.ts);
+    const elsewhereUnfurl = JSON.stringify(elsewhereMsg?.unfurls?.[link] ?? "");
+    expect(elsewhereUnfurl).toContain("Live now");
+    expect(elsewhereUnfurl).not.toContain("attendees now");
+
     // The same host, a link that is no known event's: link_shared arrives, nothing is unfurled.
     const before = h.emulator.calls.length;
     const unknown = await h.driver.postMessage({

@@ -6,7 +6,7 @@ import type { ListenerKit } from "../kit.ts";
 /**
  * link_shared for the events service's join link host (the manifest's unfurl domain): the
  * links that are join links of this workspace's known events get a compact live card
- * (chat.unfurl); any other link gets nothing.
+ * (chat.unfurl): attendees now only in a channel the event notifies; any other link gets nothing.
  */
 export function register(app: App, kit: ListenerKit): void {
   app.event(
@@ -20,7 +20,7 @@ export function register(app: App, kit: ListenerKit): void {
       const team = context.teamId ?? body.team_id;
       if (!team) return;
       const urls = (event.links ?? []).map((l) => l.url);
-      const found = await unfurlsFor(kit.deps, team, urls);
+      const found = await unfurlsFor(kit.deps, team, urls, event.channel);
       if (found.size === 0) return;
       const unfurls: Record<string, { blocks: ReturnType<typeof unfurlBlocks>["blocks"] }> = {};
       for (const [url, info] of found) unfurls[url] = unfurlBlocks(info);
