@@ -102,6 +102,11 @@ export interface ScheduledMessage {
   readonly attachments?: unknown[];
   readonly thread_ts?: string;
   readonly author: string;
+  /**
+   * Scheduled with `metadata`: Slack's method page warns such a message "will not post", so it
+   * is listed and can be deleted, but is dropped when its time comes (the emulator's mark).
+   */
+  readonly withMetadata?: boolean;
 }
 
 export interface SlackView {

@@ -648,6 +648,8 @@ export class Workspace {
     author: string,
     postAt: number,
     content: MessageContent & { thread_ts?: string | undefined },
+    /** scheduled with metadata: listed, but never posted (ScheduledMessage.withMetadata) */
+    withMetadata = false,
   ): ScheduledMessage {
     this.checkContent(content, true);
     const nowSec = this.nowSec();
@@ -671,6 +673,7 @@ export class Workspace {
         attachments: structuredClone(content.attachments),
       }),
       ...(content.thread_ts !== undefined && { thread_ts: content.thread_ts }),
+      ...(withMetadata && { withMetadata }),
     };
     rememberLinked(s, stored.linked);
     this.scheduled.set(s.id, s);
@@ -693,7 +696,7 @@ export class Workspace {
     for (const s of due) {
       this.scheduled.delete(s.id);
       const ch = this.channels.get(s.channel);
-      if (!ch) continue;
+      if (!ch || s.withMetadata) continue;
       try {
         posted.push(
           this.postMessage(

@@ -405,6 +405,28 @@ describe("scheduled messages", () => {
     expect(emu.workspace.topLevel(EVENTS).at(-1)?.text).toBe("10 min");
   });
 
+  it("lists one scheduled with metadata but never posts it, as Slack's bug alert says", async () => {
+    const nowSec = Math.floor(clock / 1000);
+    const withMeta = await bot.chat.scheduleMessage({
+      channel: EVENTS,
+      post_at: nowSec + 60,
+      text: "carries metadata",
+      metadata: { event_type: "onair_reminder", event_payload: { eventId: "e1" } },
+    });
+    const plain = await bot.chat.scheduleMessage({
+      channel: EVENTS,
+      post_at: nowSec + 61,
+      text: "plain",
+    });
+    const listed = await bot.chat.scheduledMessages.list({ channel: EVENTS });
+    expect(listed.scheduled_messages?.map((s) => s.id)).toEqual(
+      expect.arrayContaining([withMeta.scheduled_message_id, plain.scheduled_message_id]),
+    );
+    clock += 62_000;
+    expect(emu.releaseDue().map((m) => m.text)).toEqual(["plain"]);
+    expect(emu.workspace.scheduled.has(withMeta.scheduled_message_id!)).toBe(false);
+  });
+
   it("refuses the past and more than 120 days ahead", async () => {
     const nowSec = Math.floor(clock / 1000);
     expect(

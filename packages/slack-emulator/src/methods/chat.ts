@@ -217,12 +217,16 @@ export const CHAT: Readonly<Record<string, MethodSpec>> = {
       checkPosting(ctx, ch, ctx.args.str("thread_ts"), false);
       const postAt = Number(ctx.args.resolve("post_at", "invalid_time"));
       if (!Number.isFinite(postAt)) throw new SlackApiError("invalid_time");
-      // Checked as chat.postMessage checks it (the scheduled message keeps none of it here).
-      metadataArg(ctx);
-      const s = ctx.ws.scheduleMessage(ch, t.userId, postAt, {
-        ...content(ctx, "invalid_arguments"),
-        thread_ts: ctx.args.str("thread_ts"),
-      });
+      // Checked as chat.postMessage checks it. Slack's bug alert on this method: "Messages
+      // scheduled with chat.scheduleMessage will not post if the metadata parameter is used."
+      const metadata = metadataArg(ctx);
+      const s = ctx.ws.scheduleMessage(
+        ch,
+        t.userId,
+        postAt,
+        { ...content(ctx, "invalid_arguments"), thread_ts: ctx.args.str("thread_ts") },
+        metadata !== undefined,
+      );
       return {
         channel: ch.id,
         scheduled_message_id: s.id,
