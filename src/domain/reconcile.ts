@@ -4,6 +4,7 @@ import { type EventRecord, eventRepo } from "../store/index.ts";
 import { EventsError } from "../upstream/errors.ts";
 import { withUserToken } from "./access.ts";
 import { markGone } from "./event-record.ts";
+import { onEventCancelled, onEventGone, subscriptionOf } from "./subscriptions.ts";
 
 /**
  * At start, asks the events service about every event On Air still treats as alive, and marks
@@ -37,6 +38,30 @@ export function needsReconcile(r: EventRecord, now: number): boolean {
   return typeof lastEnd !== "number" || lastEnd >= now - 24 * 3_600_000;
 }
 
+/**
+ * A record marked cancelled or gone whose subscription was not marked with it (the follow-up
+ * hit a busy lock, or the process stopped between the two): its cards would stay live and its
+ * reminders set, and no command reaches a cancelled event any more. Marked now; local work only.
+ */
+async function finishMarks(deps: Deps, records: readonly EventRecord[]): Promise<number> {
+  let finished = 0;
+  for (const r of records) {
+    if ((!r.cancelled && !r.gone) || r.subscriptions.length === 0) continue;
+    try {
+      const found = await subscriptionOf(deps, r);
+      if (!found) continue;
+      if (r.cancelled && !found.sub.cancelled) await onEventCancelled(deps, r.team, r.eventId);
+      else if (r.gone && !r.cancelled && !found.sub.gone)
+        await onEventGone(deps, r.team, r.eventId);
+      else continue;
+      finished++;
+    } catch (err) {
+      deps.logger.warn({ err, eventId: r.eventId }, "reconcile: a mark not carried to the cards");
+    }
+  }
+  return finished;
+}
+
 export async function reconcileEvents(
   deps: Deps,
   options: ReconcileOptions = {},
@@ -45,6 +70,10 @@ export async function reconcileEvents(
   const gapMs = 1000 / Math.max(0.1, options.perSecond ?? RECONCILE_DEFAULTS.perSecond);
   const now = deps.now();
   const rows = await deps.store.repository(eventRepo).list("");
+  await finishMarks(
+    deps,
+    rows.map((r) => r.value),
+  );
   const queue = rows.map((r) => r.value).filter((r) => needsReconcile(r, now));
   const out: ReconcileOutcome = { checked: 0, gone: 0, skipped: 0 };
   let nextStart = Date.now();

@@ -218,7 +218,12 @@ async function editedLocked(deps: Deps, team: string, eventId: string): Promise<
   await refresh(deps, team, eventId, found.id);
 }
 
-/** Removes the webhook upstream (per type) and marks the subscription (and so its cards) cancelled. */
+/**
+ * Marks the subscription (and so its cards and reminders) cancelled, then removes the webhook
+ * upstream (per type). The mark comes first: the cancel already happened upstream, so a removal
+ * that fails (the events service's trouble, a token it will not grant) must not leave the cards
+ * live and the reminders set; a webhook left behind is refused by the route (404).
+ */
 export async function onEventCancelled(deps: Deps, team: string, eventId: string): Promise<void> {
   await withEventLock(deps, team, eventId, () => cancelledLocked(deps, team, eventId));
 }
@@ -228,11 +233,20 @@ async function cancelledLocked(deps: Deps, team: string, eventId: string): Promi
   if (!record) return;
   const found = await subscriptionOf(deps, record);
   if (!found) return;
-  await removeUpstream(deps, record);
   // Kept, marked: the route refuses its webhooks, and the engine re-renders every card
   // cancelled and deletes the reminders it scheduled.
-  await putSub(deps, found.id, { ...found.sub, cancelled: true });
-  await refresh(deps, team, eventId, found.id);
+  if (!found.sub.cancelled) {
+    await putSub(deps, found.id, { ...found.sub, cancelled: true });
+    await refresh(deps, team, eventId, found.id);
+  }
+  try {
+    await removeUpstream(deps, record);
+  } catch (err) {
+    deps.logger.warn(
+      { err, eventId },
+      "live: the cancelled event's webhooks were not removed upstream; the route refuses them",
+    );
+  }
 }
 
 /**

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { patchRecord } from "../../src/domain/event-record.ts";
+import { reconcileEvents } from "../../src/domain/reconcile.ts";
 import { onEventCancelled, onEventEdited } from "../../src/domain/subscriptions.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
@@ -18,6 +20,24 @@ function scheduledIn(channel: string) {
   return [...h.emulator.workspace.scheduled.values()]
     .filter((s) => s.channel === channel)
     .sort((a, b) => a.post_at - b.post_at);
+}
+
+/** An event starting in `hours`, notified in #general, once both its reminders are scheduled. */
+async function notifiedInGeneral(title: string, hours: number) {
+  const event = await seedEvent(h.app.deps, {
+    team: TEAM,
+    organizer: USERS.omar,
+    title,
+    startInMs: hours * 3600_000,
+  });
+  await h.driver.slashCommand({
+    user: USERS.omar,
+    channel: CHANNELS.general,
+    text: `notify ${event.eventId}`,
+  });
+  const mine = () => scheduledIn(CHANNELS.general).filter((s) => s.text.includes(title));
+  await eventually(() => (mine().length === 2 ? true : undefined), "both reminders");
+  return { event, mine };
 }
 
 describe("reminders", () => {
@@ -270,6 +290,38 @@ describe("reminders", () => {
     } finally {
       for (const o of others) ws.scheduled.delete(o.id);
     }
+  });
+
+  it("are deleted on cancel even when the webhooks cannot be removed upstream", async () => {
+    const { event, mine } = await notifiedInGeneral("Cancelled in trouble", 8);
+    // The events service fails every call for a while: the webhooks stay upstream.
+    h.sandbox.control.addFault({ service: "events", status: 503, times: 50 });
+    try {
+      await onEventCancelled(h.app.deps, TEAM, event.eventId);
+    } finally {
+      h.sandbox.control.clearFaults();
+    }
+    await eventually(() => (mine().length === 0 ? true : undefined), "the reminders deleted");
+    await eventually(
+      () =>
+        h.emulator.workspace.topLevel(CHANNELS.general).some((m) => {
+          const shown = JSON.stringify(m.blocks ?? "");
+          return shown.includes("Cancelled in trouble") && shown.includes("Cancelled");
+        })
+          ? true
+          : undefined,
+      "the card marked cancelled",
+    );
+  });
+
+  it("of an event cancelled without its follow-up are deleted at the next start's reconcile", async () => {
+    const { event, mine } = await notifiedInGeneral("Half cancelled", 9);
+    // The record says cancelled; the follow-up never ran (a busy lock, a stop in between).
+    await patchRecord(h.app.deps, TEAM, event.eventId, { cancelled: true });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(mine()).toHaveLength(2);
+    await reconcileEvents(h.app.deps, { concurrency: 2, perSecond: 100 });
+    await eventually(() => (mine().length === 0 ? true : undefined), "the reminders deleted");
   });
 
   it("skips a reminder whose time has already passed", async () => {
