@@ -10,7 +10,7 @@ import { isRateLimited, retryAfterMs, slackErrorName } from "../slack-errors.ts"
  * own per workspace that never queues behind a 429 (Bolt's interactive client pauses its whole
  * queue for Retry-After, so one throttled `usergroups.users.list`, a tier-2 method, could push a
  * `views.open` past its 3-second trigger). A throttled lookup answers from a stale cache entry
- * when there is one, and otherwise refuses in plain words.
+ * when there is one under STALE_MS old, and otherwise refuses in plain words.
  */
 
 const PROFILE_MS = 60_000;
@@ -18,6 +18,12 @@ const GROUP_MS = 5 * 60_000;
 const EMAIL_MS = 5 * 60_000;
 const MEMBER_MS = 60_000;
 const MAX_ENTRIES = 5_000;
+/**
+ * How old an entry may be to answer for a throttled lookup. Profiles, group members and channel
+ * membership decide who may do what (admin rights, a group policy, posting in a channel): an
+ * answer from before a demotion must not outlive a short throttle.
+ */
+const STALE_MS = 10 * 60_000;
 
 interface Entry<T> {
   value: T;
@@ -33,8 +39,10 @@ class TtlCache<T> {
     return e && now - e.at < this.ttlMs ? e.value : undefined;
   }
 
-  stale(key: string): T | undefined {
-    return this.map.get(key)?.value;
+  /** An expired entry, while younger than `maxAgeMs` (by default any age). */
+  stale(key: string, now = 0, maxAgeMs = Number.POSITIVE_INFINITY): T | undefined {
+    const e = this.map.get(key);
+    return e && now - e.at < maxAgeMs ? e.value : undefined;
   }
 
   set(key: string, value: T, now: number): void {
@@ -139,7 +147,7 @@ export class DirectoryCaches {
         cache.set(key(k), value, this.now());
         return value;
       } catch (err) {
-        const stale = cache.stale(key(k));
+        const stale = cache.stale(key(k), this.now(), STALE_MS);
         if (isRateLimited(err)) {
           if (stale !== undefined) return stale;
           throw busy(err);
