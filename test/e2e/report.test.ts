@@ -240,6 +240,27 @@ describe("the attendance report", () => {
     expect(both).toHaveLength(2);
     expect(both[1]?.text).toBe(report.text);
     expect(both[1]?.files.map((f) => f.mimetype)).toEqual(["image/png", "text/csv"]);
+
+    // Asked for in a channel without the card: posted there, but without the e-mails, which
+    // the workspace shows only in the card's thread.
+    since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.general,
+      text: `report ${event.eventId} files`,
+    });
+    expect(await ephemeralAfter(since)).toContain("leaves out e-mail addresses here");
+    await h.emulator.sharesLanded();
+    const elsewhere = h.emulator.workspace
+      .topLevel(CHANNELS.general)
+      .filter((m) => Array.isArray(m.files))
+      .at(-1);
+    const elsewhereCsv = ((elsewhere?.files ?? []) as ReportMessage["files"]).find(
+      (f) => f.mimetype === "text/csv",
+    );
+    const plainCsv = (await download(elsewhereCsv!.url_private)).toString("utf8");
+    expect(plainCsv.split("\r\n")[0]).toBe("attendee,name,endpoint,join,leave,minutes");
+    expect(plainCsv).not.toContain("@");
     await setEmails(false);
   }, 90_000);
 

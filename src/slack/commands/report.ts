@@ -37,7 +37,10 @@ export async function report(ctx: CommandContext): Promise<void> {
     await ctx.reply(reportAnswer(r.title, r.figures));
     return;
   }
-  const files = await renderReport(r.snapshot, ctx.kit.deps.now(), r.withEmails);
+  // E-mails only where the admin allowed them (the live card's thread), not in any channel a
+  // manager types in, which may hold guests or another organisation's people.
+  const withEmails = r.withEmails && threadTs !== undefined;
+  const files = await renderReport(r.snapshot, ctx.kit.deps.now(), withEmails);
   await uploadReport(
     ctx.client,
     { channel: ctx.channelId, threadTs },
@@ -48,6 +51,10 @@ export async function report(ctx: CommandContext): Promise<void> {
   await ctx.reply(
     threadTs
       ? "The attendance chart and CSV are in the card's thread."
-      : "The attendance chart and CSV are posted in this channel.",
+      : `The attendance chart and CSV are posted in this channel.${
+          r.withEmails
+            ? " The CSV leaves out e-mail addresses here: they are shown only in the card's thread."
+            : ""
+        }`,
   );
 }
