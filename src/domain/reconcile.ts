@@ -2,16 +2,19 @@ import { setTimeout as sleep } from "node:timers/promises";
 import type { Deps } from "../deps.ts";
 import { type EventRecord, eventRepo } from "../store/index.ts";
 import { EventsError } from "../upstream/errors.ts";
+import type { Event } from "../upstream/events/schemas.ts";
 import { withUserToken } from "./access.ts";
 import { markGone } from "./event-record.ts";
-import { onEventCancelled, onEventGone, subscriptionOf } from "./subscriptions.ts";
+import { publicEvent } from "./subscription.ts";
+import { onEventCancelled, onEventEdited, onEventGone, subscriptionOf } from "./subscriptions.ts";
 
 /**
  * At start, asks the events service about every event On Air still treats as alive, and marks
  * gone those it answers 404 for (deleted outside On Air, or a sandbox that forgot them): cards
  * say so, reminders go, webhooks are forgotten. Only a 404 means gone; a 5xx, a timeout or a
  * refused token says nothing about the event and leaves it as it is, for the next start or the
- * next command that reads it.
+ * next command that reads it. An event whose copy changed since the cards last followed it (an
+ * edit whose follow-up failed, or one made outside On Air) has its cards and reminders moved.
  *
  * Bounded: at most `concurrency` GETs in flight and at most `perSecond` started each second, so
  * a store of 1,000 events is walked in minutes, never in one burst at the service.
@@ -62,6 +65,17 @@ async function finishMarks(deps: Deps, records: readonly EventRecord[]): Promise
   return finished;
 }
 
+/**
+ * The service's copy differs from the one the cards and reminders follow (an edit whose
+ * follow-up failed, or an edit made outside On Air): they follow it now.
+ */
+async function followChanges(deps: Deps, record: EventRecord, event: Event): Promise<void> {
+  const found = record.subscriptions.length > 0 ? await subscriptionOf(deps, record) : undefined;
+  if (!found || found.sub.cancelled || found.sub.gone) return;
+  if (JSON.stringify(publicEvent(event)) === JSON.stringify(found.sub.event)) return;
+  await onEventEdited(deps, record.team, record.eventId);
+}
+
 export async function reconcileEvents(
   deps: Deps,
   options: ReconcileOptions = {},
@@ -85,10 +99,11 @@ export async function reconcileEvents(
       return;
     }
     try {
-      await withUserToken(deps, record.team, link, (t) =>
+      const event = await withUserToken(deps, record.team, link, (t) =>
         deps.events.getEvent(t.accessToken, t.userId, record.eventId),
       );
       out.checked++;
+      await followChanges(deps, record, event);
     } catch (err) {
       if (err instanceof EventsError && err.status === 404) {
         out.checked++;

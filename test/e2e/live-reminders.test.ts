@@ -324,6 +324,34 @@ describe("reminders", () => {
     await eventually(() => (mine().length === 0 ? true : undefined), "the reminders deleted");
   });
 
+  it("follow an edit whose follow-up never ran, at the next start's reconcile", async () => {
+    const { event, mine } = await notifiedInGeneral("Moved quietly", 10);
+    const deps = h.app.deps;
+    const link = await deps.store.users.get(TEAM, USERS.omar);
+    if (!link) throw new Error("organizer not linked");
+    const t = await deps.tokens.userToken(TEAM, link.email, SANDBOX_SEEDS.events);
+    const before = await deps.events.getEvent(t.accessToken, t.userId, event.eventId);
+    // Unchanged: reconcile reads the event once and leaves it.
+    h.sandbox.control.clearLog();
+    await reconcileEvents(deps, { concurrency: 2, perSecond: 100 });
+    const reads = () =>
+      h.sandbox.control
+        .log()
+        .filter((e) => e.method === "GET" && e.path.endsWith(`/${event.eventId}`)).length;
+    expect(reads()).toBe(1);
+    // Moved upstream by an hour; the follow-up (onEventEdited) never ran.
+    const newStart = before.start + 3600_000;
+    await deps.events.editEvent(t.accessToken, t.userId, event.eventId, {
+      start: newStart,
+      end: newStart + 3600_000,
+    });
+    await reconcileEvents(deps, { concurrency: 2, perSecond: 100 });
+    await eventually(() => {
+      const offsets = mine().map((s) => Math.floor(newStart / 1000) - s.post_at);
+      return offsets.length === 2 && offsets[0] === 3600 && offsets[1] === 600 ? true : undefined;
+    }, "the reminders moved to the new start");
+  });
+
   it("skips a reminder whose time has already passed", async () => {
     const event = await seedEvent(h.app.deps, {
       team: TEAM,
