@@ -44,12 +44,21 @@ export function needsReconcile(r: EventRecord, now: number): boolean {
 /**
  * A record marked cancelled or gone whose subscription was not marked with it (the follow-up
  * hit a busy lock, or the process stopped between the two): its cards would stay live and its
- * reminders set, and no command reaches a cancelled event any more. Marked now; local work only.
+ * reminders set, and no command reaches a cancelled event any more. Marked now (a cancel then
+ * also tries its webhooks upstream once more).
  */
-async function finishMarks(deps: Deps, records: readonly EventRecord[]): Promise<number> {
+async function finishMarks(
+  deps: Deps,
+  records: readonly EventRecord[],
+  signal: AbortSignal | undefined,
+): Promise<number> {
   let finished = 0;
+  // A mark is carried over soon or never: records changed within a week are looked at.
+  const since = deps.now() - 7 * 24 * 3_600_000;
   for (const r of records) {
+    if (signal?.aborted) break;
     if ((!r.cancelled && !r.gone) || r.subscriptions.length === 0) continue;
+    if ((r.updatedAt ?? r.createdAt) < since) continue;
     try {
       const found = await subscriptionOf(deps, r);
       if (!found) continue;
@@ -72,8 +81,22 @@ async function finishMarks(deps: Deps, records: readonly EventRecord[]): Promise
 async function followChanges(deps: Deps, record: EventRecord, event: Event): Promise<void> {
   const found = record.subscriptions.length > 0 ? await subscriptionOf(deps, record) : undefined;
   if (!found || found.sub.cancelled || found.sub.gone) return;
-  if (JSON.stringify(publicEvent(event)) === JSON.stringify(found.sub.event)) return;
+  if (asEdited(publicEvent(event)) === asEdited(found.sub.event)) return;
   await onEventEdited(deps, record.team, record.eventId);
+}
+
+/**
+ * What an edit changes, as one string: the copy without what moves on its own while the event
+ * runs (its status, who is in), so a running event is not taken for an edited one.
+ */
+function asEdited(event: unknown): string {
+  if (typeof event !== "object" || event === null) return "";
+  const {
+    status: _status,
+    activeAttendeeCount: _count,
+    ...rest
+  } = event as Record<string, unknown>;
+  return JSON.stringify(rest);
 }
 
 export async function reconcileEvents(
@@ -87,6 +110,7 @@ export async function reconcileEvents(
   await finishMarks(
     deps,
     rows.map((r) => r.value),
+    options.signal,
   );
   const queue = rows.map((r) => r.value).filter((r) => needsReconcile(r, now));
   const out: ReconcileOutcome = { checked: 0, gone: 0, skipped: 0 };

@@ -331,7 +331,15 @@ describe("reminders", () => {
     if (!link) throw new Error("organizer not linked");
     const t = await deps.tokens.userToken(TEAM, link.email, SANDBOX_SEEDS.events);
     const before = await deps.events.getEvent(t.accessToken, t.userId, event.eventId);
-    // Unchanged: reconcile reads the event once and leaves it.
+    // Running, with people in (its status and count move on their own), but not edited:
+    // reconcile reads the event once and leaves it.
+    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+    await h.sandbox.control.attendees(event.eventId, { count: 2 });
+    const running = await deps.events.getEvent(t.accessToken, t.userId, event.eventId);
+    expect([running.status, running.activeAttendeeCount]).not.toEqual([
+      before.status,
+      before.activeAttendeeCount,
+    ]);
     h.sandbox.control.clearLog();
     await reconcileEvents(deps, { concurrency: 2, perSecond: 100 });
     const reads = () =>
