@@ -59,14 +59,6 @@ const PASSING = new Set([
  */
 const UNSURE = new Set(["internal_error", "fatal_error", "service_unavailable"]);
 
-/** Of those, Slack's limits (not its trouble): a channel's other posts should wait too. */
-const LIMITS = new Set(["rate_limited", "ratelimited", "message_limit_exceeded"]);
-
-/** A limit answered as an error (see LIMITS): like a 429, but without a Retry-After. */
-export function isLimitRefusal(err: unknown): boolean {
-  return isPlatformError(err) && LIMITS.has(err.data.error);
-}
-
 /** A refusal to try again later (see PASSING), never a reason to stop posting somewhere. */
 export function isPassingRefusal(err: unknown): boolean {
   return isPlatformError(err) && PASSING.has(err.data.error);

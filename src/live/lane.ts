@@ -1,5 +1,4 @@
 import {
-  isLimitRefusal,
   isPassingRefusal,
   isPlatformError,
   isRateLimited,
@@ -15,6 +14,9 @@ import { blockPosts, refusedPart } from "./refused-notice.ts";
 /** The pause after a refusal that passes, doubling while they repeat, up to a minute. */
 const PASSING_FIRST_MS = 1_000;
 const PASSING_MAX_MS = 60_000;
+/** After a call that got no answer: the first wait, and the longest. */
+const FAILED_FIRST_MS = 2_000;
+const FAILED_MAX_MS = 10_000;
 
 /** What a channel of an event needs next. */
 export type Action = { kind: PostKind } | { kind: "wait"; until: number };
@@ -166,15 +168,6 @@ export class Lane {
           const after = Math.min(PASSING_MAX_MS, PASSING_FIRST_MS * 2 ** this.passing);
           this.passing++;
           this.nextAt = Date.now() + after;
-          if (isLimitRefusal(err)) {
-            // A limit is the channel's (or the workspace's), not this event's: every event
-            // posting there waits, as after a 429.
-            await pacer
-              .hold(run.team, this.channel, after)
-              .catch((e: unknown) =>
-                deps.logger.warn({ err: e }, "live: could not share a limit's wait"),
-              );
-          }
           deps.metrics.slackCalls.inc({ method: "bulk", outcome: "error" });
           deps.logger.warn(
             { channel: this.channel, error: slackErrorName(err), retryAfterMs: after },
@@ -187,9 +180,13 @@ export class Lane {
           const error = slackErrorName(err) ?? "refused";
           await blockPosts(run, this.channel, error, refusedPart(kind, error));
         } else {
-          this.nextAt = Date.now() + 2_000;
+          // No answer (a timeout, a 5xx, the network) or our own trouble: again in 2 s, then
+          // longer while it repeats (up to 10 s), so a long outage is not asked every 2 s.
+          const after = Math.min(FAILED_MAX_MS, FAILED_FIRST_MS * 2 ** this.passing);
+          this.passing++;
+          this.nextAt = Date.now() + after;
           deps.logger.warn(
-            { err, channel: this.channel, action: kind },
+            { err, channel: this.channel, action: kind, retryAfterMs: after },
             "live: Slack call failed; will retry",
           );
         }

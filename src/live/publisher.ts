@@ -296,6 +296,8 @@ export async function publish(run: EventRun, ch: string, kind: PostKind): Promis
         c.cardHash = card.hash;
       }
       delete c.cardPosting;
+      // A new card has a new thread: whatever refused the old one does not hold for it.
+      delete c.threadBlocked;
       await run.save();
       void run.mirrorCard(ch, c.cardTs);
       return;

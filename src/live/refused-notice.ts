@@ -11,7 +11,8 @@ const WHY: Readonly<Record<string, string>> = {
   is_archived: "the channel is archived",
   // chat.update's word for it: the card was there before the channel was archived.
   is_inactive: "the channel is archived",
-  posting_to_channel_denied: "a channel setting keeps apps from posting there",
+  posting_to_channel_denied:
+    "a channel setting keeps apps from posting there, or an admin locked the live card's thread",
   app_access_restricted: "a workspace admin restricted what On Air may do",
   ekm_access_denied:
     "the workspace's encryption key settings keep On Air out (an admin can change that)",
@@ -37,7 +38,12 @@ const THREAD_REFUSALS = new Set([
 /** What a refusal stops: the channel's posts, or (a thread post refused for its thread) the thread's. */
 export function refusedPart(kind: PostKind, error: string): "card" | "thread" {
   const inThread = kind === "digest" || kind === "counter" || kind === "report";
-  return inThread && THREAD_REFUSALS.has(error) ? "thread" : "card";
+  // files.completeUploadExternal has one word for every posting limit, a locked thread included:
+  // the report, a thread post, stops the thread's posts only (the card's own refusal, if any,
+  // stops the rest).
+  const threadOnly =
+    THREAD_REFUSALS.has(error) || (kind === "report" && error === "posting_to_channel_denied");
+  return inThread && threadOnly ? "thread" : "card";
 }
 
 /**

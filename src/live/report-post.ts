@@ -173,7 +173,10 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
   } catch (err) {
     // A refusal (no files:write yet, uploads disabled) costs the report, not the channel's card.
     // One that passes (a limit, Slack's own trouble) is tried again, like a 429.
+    // A posting limit (a locked thread) stops the thread's posts until notified again, and the
+    // report waits with them (refusedPart).
     if (!isPlatformError(err) || isRateLimited(err) || isPassingRefusal(err)) throw err;
+    if (slackErrorName(err) === "posting_to_channel_denied") throw err;
     run.engine.deps.logger.warn(
       { channel: ch, eventId: run.eventId, error: slackErrorName(err) },
       "live: Slack refused the attendance report's upload; it is not tried again",

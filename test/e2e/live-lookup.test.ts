@@ -25,7 +25,8 @@ describe("a lookup during a Slack incident", () => {
       title: "Incident card",
     });
     // The card's post takes effect and is answered internal_error; then the channel's history
-    // fails the same way three times in a row (each try waits longer: 1 s, 2 s, 4 s, …).
+    // fails the same way three times in a row. Each try waits longer (1 s after the post's
+    // error, then 2, 4, 8 s): about 15 s before Slack answers.
     h.emulator.slow({
       method: "chat.postMessage",
       channel: CHANNELS.events,
@@ -62,7 +63,7 @@ describe("a lookup during a Slack incident", () => {
           ? true
           : undefined,
       "the history read once Slack is back",
-      30_000,
+      45_000,
     );
     const own = cards()[0]?.ts;
     expect(own).toBeDefined();
@@ -88,5 +89,5 @@ describe("a lookup during a Slack incident", () => {
       "ok",
     ]);
     expect(cards()).toHaveLength(1);
-  }, 60_000);
+  }, 90_000);
 });

@@ -264,6 +264,49 @@ describe("the attendance report", () => {
     await setEmails(false);
   }, 90_000);
 
+  it("waits, with the organizer told, when the card's thread is locked", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Locked report",
+    });
+    // No digests: the report is the first post into the thread.
+    const ts = await notifyCard(h, event, CHANNELS.townHall, "off");
+    const c = h.sandbox.control;
+    await c.setState(event.eventId, { state: "IN_EVENT" });
+    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
+    await eventually(
+      async () =>
+        (await h.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
+      "the attendee counted",
+    );
+    const town = h.emulator.workspace.resolveChannel(CHANNELS.townHall)!;
+    h.emulator.workspace.findMessage(town, ts)!.thread_locked = true;
+    const since = h.emulator.calls.length;
+    await c.setState(event.eventId, { state: "NOT_STARTED" });
+    const dm = await h.emulator.waitForCall(
+      (x) =>
+        x.method === "chat.postMessage" &&
+        x.args.channel === USERS.omar &&
+        String(x.args.text).includes("Locked report"),
+      { since, timeoutMs: 20_000 },
+    );
+    expect(String(dm.args.text)).toContain("the attendance report");
+    const shares = h.emulator.calls
+      .slice(since)
+      .filter((x) => x.method === "files.completeUploadExternal");
+    expect(shares.map((x) => x.error)).toEqual(["posting_to_channel_denied"]);
+    // Not recorded as reported: notified again once the thread is open, it is posted.
+    h.emulator.workspace.findMessage(town, ts)!.thread_locked = false;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.townHall,
+      text: `notify ${event.eventId}`,
+    });
+    const report = await firstReport(CHANNELS.townHall, ts);
+    expect(report.text).toContain("*Attendance report: Locked report*");
+  }, 60_000);
+
   it("refuses the report to a member asking from a channel that does not carry the card", async () => {
     const event = await seedEvent(h.app.deps, {
       team: TEAM,
