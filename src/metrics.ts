@@ -45,6 +45,12 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     labelNames: ["outcome"] as const,
     registers: [registry],
   });
+  const attendanceSnapshots = new Counter({
+    name: "onair_attendance_snapshots_total",
+    help: "Attendance snapshots for the Attendance button and /onair report: taken, or reused from one taken moments before",
+    labelNames: ["source"] as const,
+    registers: [registry],
+  });
   const queueDepth = new Gauge({
     name: "onair_queue_depth",
     help: "Items waiting in an internal queue",
@@ -59,6 +65,7 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}) {
     upstreamCalls,
     upstreamSeconds,
     webhookMessages,
+    attendanceSnapshots,
     queueDepth,
   };
 }

@@ -46,7 +46,7 @@ export async function attendanceReport(
   fromChannel: string | undefined,
 ): Promise<AttendanceReport> {
   const record = await mayReadAttendance(deps, actor, eventId, fromChannel);
-  const snapshot = await deps.live.snapshot(actor.team, record.eventId);
+  const snapshot = await sharedSnapshot(deps, actor.team, record.eventId);
   const settings = await deps.store.settings.getOrDefault(actor.team);
   return {
     record,
@@ -56,6 +56,41 @@ export async function attendanceReport(
     withEmails: settings.privacy.showAttendeeEmails,
     manager: await mayManage(actor, record),
   };
+}
+
+/**
+ * A snapshot copies every attendee's sessions on the live worker: presses of Attendance (and
+ * `/onair report`) within this long share one, so a channel of people pressing it, or one
+ * person pressing it over and over, costs one copy every few seconds, not one each.
+ */
+const SNAPSHOT_REUSE_MS = 5_000;
+const snapshots = new WeakMap<Deps, Map<string, Promise<InstanceSnapshot | undefined>>>();
+
+function sharedSnapshot(
+  deps: Deps,
+  team: string,
+  eventId: string,
+): Promise<InstanceSnapshot | undefined> {
+  let shared = snapshots.get(deps);
+  if (!shared) {
+    shared = new Map();
+    snapshots.set(deps, shared);
+  }
+  const key = `${team}:${eventId}`;
+  const hit = shared.get(key);
+  if (hit) {
+    deps.metrics.attendanceSnapshots.inc({ source: "reused" });
+    return hit;
+  }
+  const taken = deps.live.snapshot(team, eventId);
+  shared.set(key, taken);
+  deps.metrics.attendanceSnapshots.inc({ source: "taken" });
+  const forget = () => {
+    if (shared.get(key) === taken) shared.delete(key);
+  };
+  setTimeout(forget, SNAPSHOT_REUSE_MS).unref();
+  taken.catch(forget);
+  return taken;
 }
 
 async function mayReadAttendance(

@@ -299,6 +299,34 @@ describe("the live card", () => {
     expect(reply.args.thread_ts).toBeUndefined();
     expect(String(reply.args.text)).toMatch(/Peak \*3\* · unique \*3\* · here now \*3\*/);
 
+    // Pressed again at once by three people: one snapshot of the attendees serves them all.
+    const counted = async (source: string) =>
+      (await h.app.deps.metrics.attendanceSnapshots.get()).values.find(
+        (v) => v.labels.source === source,
+      )?.value ?? 0;
+    const [taken, reused] = [await counted("taken"), await counted("reused")];
+    const again = h.emulator.calls.length;
+    await Promise.all(
+      [USERS.member, USERS.omar, USERS.kei].map((user) =>
+        h.driver.blockAction({
+          user,
+          channel: CHANNELS.general,
+          message_ts: ts,
+          action_id: "onair_card_attendance",
+        }),
+      ),
+    );
+    await eventually(
+      () =>
+        h.emulator.calls.slice(again).filter((c) => c.method === "chat.postEphemeral" && c.ok)
+          .length === 3
+          ? true
+          : undefined,
+      "three answers",
+    );
+    expect((await counted("taken")) + (await counted("reused"))).toBe(taken + reused + 3);
+    expect(await counted("taken")).toBeLessThanOrEqual(taken + 1);
+
     const scanner = createSecretScanner();
     for (const line of h.logs) scanner.add("log", line);
     for (const c of h.emulator.calls) scanner.add(`slack ${c.method}`, JSON.stringify(c.args));
