@@ -138,6 +138,9 @@ export class Lane {
         deps.metrics.slackCalls.inc({ method: `bulk.${kind}`, outcome: "ok" });
       } catch (err) {
         if (err instanceof NotOwner) return;
+        // A failed turn is a turn: the card and the thread still alternate, so a thread whose
+        // lookup keeps failing does not keep the card from being updated.
+        this.lastKind = kind;
         if (err instanceof NoInstallationError) {
           // Uninstalled: nothing can be posted or deleted there any more.
           await blockPosts(run, this.channel, "not_installed", "card");

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CARD_EVENT } from "../../src/live/recover.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
 
 /**
@@ -89,5 +90,54 @@ describe("a lookup during a Slack incident", () => {
       "ok",
     ]);
     expect(cards()).toHaveLength(1);
+  }, 90_000);
+
+  it("of a digest does not hold up the card: the card and the thread still take turns", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Thread in trouble",
+    });
+    const ts = await notifyCard(h, event, CHANNELS.townHall, "every");
+    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+    // The first digest takes effect and is answered internal_error; the thread's replies then
+    // fail three times in a row, while the event's state changes.
+    h.emulator.slow({
+      method: "chat.postMessage",
+      channel: CHANNELS.townHall,
+      times: 1,
+      ms: 0,
+      error: "internal_error",
+    });
+    h.emulator.throttle({
+      method: "conversations.replies",
+      channel: CHANNELS.townHall,
+      times: 3,
+      retryAfterSec: 0,
+      error: "internal_error",
+    });
+    const since = h.emulator.calls.length;
+    await h.sandbox.control.attendees(event.eventId, { join: [{ name: "Thread Tess" }] });
+    await h.emulator.waitForCall(
+      (c) => c.method === "conversations.replies" && c.error === "internal_error",
+      { since, timeoutMs: 15_000 },
+    );
+    await h.sandbox.control.setState(event.eventId, { state: "PREP_EVENT" });
+    const replies = () =>
+      h.emulator.calls.slice(since).filter((c) => c.method === "conversations.replies");
+    await eventually(
+      () => (replies().some((c) => c.ok) ? true : undefined),
+      "the thread read once Slack is back",
+      45_000,
+    );
+    // The card was updated while the thread's lookup was still failing.
+    const lastFailed = replies()
+      .filter((c) => !c.ok)
+      .at(-1);
+    const cardUpdate = h.emulator.calls
+      .slice(since)
+      .find((c) => c.method === "chat.update" && c.args.ts === ts && c.ok);
+    expect(cardUpdate).toBeDefined();
+    expect(cardUpdate!.seq).toBeLessThan(lastFailed!.seq);
   }, 90_000);
 });

@@ -37,7 +37,7 @@ export function userJson(ws: Workspace, u: User, withEmail: boolean): Json {
   if (withEmail && u.email !== undefined) profile.email = u.email;
   if (u.bot_id !== undefined) {
     profile.bot_id = u.bot_id;
-    profile.api_app_id = ws.app.appId;
+    profile.api_app_id = u.app_id ?? ws.app.appId;
   }
   return {
     id: u.id,

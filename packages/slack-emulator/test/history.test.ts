@@ -168,6 +168,8 @@ describe("conversations.history", () => {
     });
     const mine = (await bot.conversations.history({ channel: EVENTS, limit: 2 })).messages?.[1];
     expect(mine?.bot_profile).toMatchObject({ id: "B0ONAIR" });
+    const info = await bot.users.info({ user: other.id });
+    expect(info.user?.profile?.api_app_id).toBe(other.app_id);
   });
 });
 
