@@ -119,10 +119,30 @@ export async function requireAdmin(actor: Actor): Promise<SlackProfile> {
 }
 
 /**
+ * Addresses the events service just said it does not know, per workspace, until when: a member
+ * who is not registered upstream costs one grant a minute however many commands they run, not
+ * one each. `/onair link` (the member saying they were just added) asks again regardless.
+ */
+const NOT_REGISTERED_MS = 60_000;
+const notRegistered = new WeakMap<Deps, Map<string, number>>();
+
+function notRegisteredError(email: string, cause?: unknown): UserFacingError {
+  return new UserFacingError(
+    USER_ERROR_CODES.notLinked,
+    `${userText(email, 200)} is not a registered user of your live events service. Ask your events admin to add you, then run \`/onair link\` again.`,
+    cause === undefined ? undefined : { cause },
+  );
+}
+
+/**
  * Links a Slack user to their events-service account by their Slack e-mail: a user_app grant
  * proves the address is a registered user and yields userId and enterpriseId.
  */
-export async function linkUser(deps: Deps, actor: Actor): Promise<UserLink> {
+export async function linkUser(
+  deps: Deps,
+  actor: Actor,
+  opts: { askAgain?: boolean } = {},
+): Promise<UserLink> {
   const settings = await effectiveSettings(deps, actor.team);
   const creds = eventsCredentials(settings);
   const profile = await actor.directory.profile(actor.user);
@@ -132,19 +152,27 @@ export async function linkUser(deps: Deps, actor: Actor): Promise<UserLink> {
       "I can't see an e-mail address on your Slack profile, so I can't find your events account. Ask an admin to check that On Air may read e-mail addresses (users:read.email).",
     );
   }
+  let unknown = notRegistered.get(deps);
+  if (!unknown) {
+    unknown = new Map();
+    notRegistered.set(deps, unknown);
+  }
+  const key = `${actor.team}:${profile.email.toLowerCase()}`;
+  if (!opts.askAgain && (unknown.get(key) ?? 0) > deps.now()) {
+    throw notRegisteredError(profile.email);
+  }
   let token: UserToken;
   try {
     token = await deps.tokens.userToken(actor.team, profile.email, creds);
   } catch (err) {
     if (err instanceof EventsError && (err.status === 404 || err.status === 400)) {
-      throw new UserFacingError(
-        USER_ERROR_CODES.notLinked,
-        `${userText(profile.email, 200)} is not a registered user of your live events service. Ask your events admin to add you, then run \`/onair link\` again.`,
-        { cause: err },
-      );
+      if (unknown.size >= 10_000) unknown.clear();
+      unknown.set(key, deps.now() + NOT_REGISTERED_MS);
+      throw notRegisteredError(profile.email, err);
     }
     throw err;
   }
+  unknown.delete(key);
   const link: UserLink = {
     email: profile.email,
     userId: token.userId,

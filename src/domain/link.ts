@@ -5,7 +5,7 @@ import type { Actor } from "./directory.ts";
 
 /** `/onair link`: by the user's Slack e-mail; a plain refusal when it is not an upstream user. */
 export function link(deps: Deps, actor: Actor): Promise<UserLink> {
-  return linkUser(deps, actor);
+  return linkUser(deps, actor, { askAgain: true });
 }
 
 /** `/onair unlink`: forgets the link and drops the user's cached upstream token. */

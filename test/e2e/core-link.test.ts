@@ -56,6 +56,19 @@ describe("/onair link, whoami, unlink", () => {
     expect(await h.app.store.users.get(TEAM, USERS.member)).toBeUndefined();
     const notLinked = await command(USERS.member, "whoami");
     expect(notLinked).toContain("You're not linked to an events account yet. Run `/onair link`");
+
+    // Commands that need the link answer the same, without asking the service each time for a
+    // minute; `/onair link` asks again (the member may just have been added).
+    const grants = () =>
+      h.sandbox.control.log().filter((e) => e.service === "events" && e.grantType === "user_app")
+        .length;
+    const before = grants();
+    for (let i = 0; i < 3; i++) {
+      expect(await command(USERS.member, "list")).toContain("is not a registered user");
+    }
+    expect(grants()).toBe(before);
+    expect(await command(USERS.member, "link")).toContain("is not a registered user");
+    expect(grants()).toBe(before + 1);
   });
 
   it("whoami shows the linked account and mints nothing (no token appears in the relay's list)", async () => {
