@@ -107,11 +107,14 @@ export async function reconcileEvents(
   const gapMs = 1000 / Math.max(0.1, options.perSecond ?? RECONCILE_DEFAULTS.perSecond);
   const now = deps.now();
   const rows = await deps.store.repository(eventRepo).list("");
-  await finishMarks(
+  const finished = await finishMarks(
     deps,
     rows.map((r) => r.value),
     options.signal,
   );
+  if (finished > 0) {
+    deps.logger.info({ finished }, "reconcile: cancel or gone marks carried over to their cards");
+  }
   const queue = rows.map((r) => r.value).filter((r) => needsReconcile(r, now));
   const out: ReconcileOutcome = { checked: 0, gone: 0, skipped: 0 };
   let nextStart = Date.now();

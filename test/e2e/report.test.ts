@@ -388,51 +388,46 @@ describe("a report upload Slack answered with internal_error although it was mad
     await h2?.close();
   });
 
+  /** An event with its card in #events, running, with one attendee counted. */
+  async function runningWithOne(
+    title: string,
+  ): Promise<{ ts: string; eventId: string; instanceId: string }> {
+    const event = await seedEvent(h2.app.deps, { team: TEAM, organizer: USERS.omar, title });
+    const ts = await notifyCard(h2, event, CHANNELS.events);
+    const c = h2.sandbox.control;
+    const state = await c.setState(event.eventId, { state: "IN_EVENT" });
+    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
+    await eventually(
+      async () =>
+        (await h2.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
+      "the attendee counted",
+    );
+    return { ts, eventId: event.eventId, instanceId: state.instanceId };
+  }
+
   /**
-   * An event with its card in #events and one attendee counted, ended once `stage` (what Slack
-   * does to the upload) is set: the card's ts, the instance id, and the calls index before the end.
+   * runningWithOne, ended once `stage` (what Slack does to the upload) is set: the card's ts,
+   * the instance id, and the calls index before the end.
    */
   async function endedWithOne(
     title: string,
     stage: () => void,
   ): Promise<{ ts: string; eventId: string; instanceId: string; since: number }> {
-    const event = await seedEvent(h2.app.deps, { team: TEAM, organizer: USERS.omar, title });
-    const ts = await notifyCard(h2, event, CHANNELS.events);
+    const running = await runningWithOne(title);
     stage();
-    const c = h2.sandbox.control;
-    const state = await c.setState(event.eventId, { state: "IN_EVENT" });
-    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
-    await eventually(
-      async () =>
-        (await h2.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
-      "the attendee counted",
-    );
     const since = h2.emulator.calls.length;
-    await c.setState(event.eventId, { state: "NOT_STARTED" });
-    return { ts, eventId: event.eventId, instanceId: state.instanceId, since };
+    await h2.sandbox.control.setState(running.eventId, { state: "NOT_STARTED" });
+    return { ...running, since };
   }
 
   it("does not take the files an organizer asked for during the event for its report", async () => {
-    const event = await seedEvent(h2.app.deps, {
-      team: TEAM,
-      organizer: USERS.omar,
-      title: "Asked early",
-    });
-    const ts = await notifyCard(h2, event, CHANNELS.events);
-    const c = h2.sandbox.control;
-    const state = await c.setState(event.eventId, { state: "IN_EVENT" });
-    await c.attendees(event.eventId, { join: [{ name: "Early Bird" }] });
-    await eventually(
-      async () =>
-        (await h2.app.deps.live.figures(TEAM, event.eventId))?.unique === 1 ? true : undefined,
-      "the attendee counted",
-    );
+    const { ts, eventId, instanceId } = await runningWithOne("Asked early");
     // The organizer asks for the files while it runs: they go into the card's thread.
     const asked = h2.emulator.calls.length;
     await h2.driver.slashCommand({
       user: USERS.omar,
       channel: CHANNELS.events,
-      text: `report ${event.eventId} files`,
+      text: `report ${eventId} files`,
     });
     await h2.emulator.waitForCall((x) => x.method === "files.completeUploadExternal" && x.ok, {
       since: asked,
@@ -454,7 +449,7 @@ describe("a report upload Slack answered with internal_error although it was mad
       retryAfterSec: 0,
       error: "internal_error",
     });
-    await c.setState(event.eventId, { state: "NOT_STARTED" });
+    await h2.sandbox.control.setState(eventId, { state: "NOT_STARTED" });
     const report = await eventually(
       () => appFiles().find((m) => m.ts !== early?.ts),
       "the instance's own report",
@@ -462,7 +457,7 @@ describe("a report upload Slack answered with internal_error although it was mad
     );
     expect(shownMrkdwn(report.blocks)).toContain("Attendance report");
     expect((report.files as Array<{ name: string }>).map((f) => f.name)).toContain(
-      `${fileStem(event.eventId, state.instanceId)}.csv`,
+      `${fileStem(eventId, instanceId)}.csv`,
     );
   }, 60_000);
 

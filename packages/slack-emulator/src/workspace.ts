@@ -126,21 +126,10 @@ export class Workspace {
         deleted: false,
       });
     }
-    this.users.set(this.app.botUserId, {
-      id: this.app.botUserId,
-      team_id: this.team.id,
-      name: this.app.name,
-      real_name: this.app.name,
-      tz: "America/Los_Angeles",
-      email: undefined,
-      is_admin: false,
-      is_owner: false,
-      is_primary_owner: false,
-      is_bot: true,
-      title: "",
-      bot_id: this.app.botId,
-      deleted: false,
-    });
+    this.users.set(
+      this.app.botUserId,
+      this.botUser(this.app.botUserId, this.app.name, this.app.botId),
+    );
     const owner = users.find((u) => u.is_primary_owner) ?? users.find((u) => u.is_owner);
     this.installerUserId = seed.installerUserId ?? owner?.id ?? users[0]?.id ?? this.app.botUserId;
     for (const c of seed.channels ?? DEFAULT_CHANNELS) {
@@ -213,8 +202,15 @@ export class Workspace {
    * such an app can do that a person cannot, e.g. post a message carrying metadata.
    */
   addBot(name: string): User {
-    const bot: User = {
-      id: slackId("U", 10),
+    const bot = this.botUser(slackId("U", 10), name, slackId("B", 10), slackId("A", 10));
+    this.users.set(bot.id, bot);
+    return bot;
+  }
+
+  /** A bot user (the app's own has no app_id here: it is `app.appId`). */
+  private botUser(id: string, name: string, botId: string, appId?: string): User {
+    return {
+      id,
       team_id: this.team.id,
       name,
       real_name: name,
@@ -225,12 +221,10 @@ export class Workspace {
       is_primary_owner: false,
       is_bot: true,
       title: "",
-      bot_id: slackId("B", 10),
-      app_id: slackId("A", 10),
+      bot_id: botId,
+      ...(appId !== undefined && { app_id: appId }),
       deleted: false,
     };
-    this.users.set(bot.id, bot);
-    return bot;
   }
 
   user(id: string): User | undefined {
