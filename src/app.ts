@@ -11,6 +11,7 @@ import { createHealthHandler } from "./http/handlers/health.ts";
 import { createMetricsHandler } from "./http/handlers/metrics.ts";
 import { createSlackHandler } from "./http/handlers/slack.ts";
 import { createWebhookRoute, PLAIN_WEBHOOK_TARGET } from "./http/handlers/webhook.ts";
+import { createReadiness } from "./http/readiness.ts";
 import { ROUTES, routeLabel } from "./http/routes.ts";
 import { createAppServer, type Handler } from "./http/server.ts";
 import type { LiveEngineOptions } from "./live/engine.ts";
@@ -22,6 +23,7 @@ import { createMetrics, type Metrics } from "./metrics.ts";
 import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
 import { createSlackSide } from "./slack/bolt-app.ts";
 import { registerListeners } from "./slack/index.ts";
+import { slackStartError, storeStartError } from "./startup-errors.ts";
 import {
   checkEncryptionKey,
   createCipher,
@@ -84,11 +86,18 @@ export interface OnAirApp {
 
 /** How long a store may take to say whether it has seen a Slack event id. */
 const EVENT_DEDUPE_MS = 60 * 60_000;
+/**
+ * How long a stop waits for requests and Slack listeners in flight before it closes the store
+ * under them: within the 10 s a container gets between SIGTERM and SIGKILL, beside the live
+ * engine's own stop.
+ */
+const DRAIN_MS = 4_000;
 
 /**
  * The composition root: config → store → upstream clients → Bolt → one HTTP server → the live
  * engine. The server listens first, so that with PORT=0 the sandbox and webhook URLs name the
- * real port. Nothing below this file builds its own dependencies.
+ * real port; until every part is up its Slack and webhook routes and /readyz answer 503
+ * (http/readiness.ts). Nothing below this file builds its own dependencies.
  */
 export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const config = options.config;
@@ -119,6 +128,8 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     logger,
     sqliteCheckpoints: inThread ? "elsewhere" : "here",
     ...(options.storeNamespace ? { namespace: options.storeNamespace } : {}),
+  }).catch((err: unknown) => {
+    throw storeStartError(err, config);
   });
   closers.push(() => store.close());
   try {
@@ -156,12 +167,28 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
 
   const signingSecret = config.slack.signingSecret ?? randomBytes(32).toString("hex");
   const slack = createSlackSide({ config, signingSecret, store, logger, metrics });
+  // Bolt's authorization (auth.test with a bot token) before the port opens: a token Slack
+  // refuses stops the start here, in one line naming it.
+  try {
+    await slack.bolt.init();
+  } catch (err) {
+    await Promise.allSettled([store.close(), sandbox?.close()]);
+    throw slackStartError(err, config);
+  }
+  const gate = createReadiness();
+  // A listener runs on after its ack; a stop waits for it before the store closes.
+  const processEvent = slack.bolt.processEvent.bind(slack.bolt);
+  slack.bolt.processEvent = (event) => gate.track(processEvent(event));
 
   // Late-bound: the server listens before the engine exists (its URLs need the bound port).
   let engine: LiveHost | undefined;
-  const webhook = createWebhookRoute({ metrics, ingest: () => engine?.ingest });
+  const webhook = createWebhookRoute({
+    metrics,
+    ingest: () => engine?.ingest,
+    refusal: gate.refusal,
+  });
   const handlers: Handler[] = [
-    createHealthHandler({ logger, ready: () => store.ping() }),
+    createHealthHandler({ logger, ready: () => store.ping(), refusal: gate.refusal }),
     createMetricsHandler(metrics),
     webhook.handler,
     createSlackHandler({
@@ -171,6 +198,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
       signingSecret,
       now,
       firstDelivery: (eventId) => store.claimOnce(`slack-event:${eventId}`, EVENT_DEDUPE_MS),
+      refusal: gate.refusal,
     }),
   ];
   if (sandbox) {
@@ -195,6 +223,9 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
       route: routeLabel(ROUTES.webhook),
       handle: webhook.direct,
     },
+  });
+  server.on("request", (_req, res) => {
+    gate.track(new Promise((done) => res.once("close", done)));
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -272,11 +303,19 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
         }
       : false,
     ...(options.liveOptions ? { engine: options.liveOptions } : {}),
+  }).catch(async (err: unknown) => {
+    // Nothing was served (the gate is closed): let go of the port and the parts, then say why.
+    server.close();
+    server.closeAllConnections();
+    for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => {});
+    await sandbox?.close().catch(() => {});
+    throw err;
   });
   const host = engine;
   closers.push(() => host.stop());
-  await slack.bolt.init();
   if (sandbox) closers.push(() => sandbox.close());
+  // Store, Bolt's authorization, the listeners and the live engine are all up: take work.
+  gate.open();
   if (options.reconcile !== false) {
     const stop = new AbortController();
     const done = reconcileEvents(deps, { ...options.reconcile, signal: stop.signal })
@@ -306,10 +345,15 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     async close() {
       if (closed) return;
       closed = true;
-      server.closeIdleConnections();
+      // The mirror of the start: Slack, webhooks and /readyz answer 503 from here on (a load
+      // balancer moves on), what is in flight finishes (the port stays open meanwhile: a listener
+      // may still call the embedded sandbox on it), then the port and the parts close.
+      gate.close();
+      if (!(await gate.drained(DRAIN_MS))) {
+        logger.warn(`stopping with work still in flight after ${DRAIN_MS} ms`);
+      }
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      const force = setTimeout(() => server.closeAllConnections(), 2_000);
-      force.unref();
+      server.closeAllConnections();
       await stopped;
       // A closer that hangs (a store that is down, a peer that never answers) must not keep the
       // process from exiting: each gets a bounded time.

@@ -88,6 +88,16 @@ function defaultDestination(): DestinationStream | undefined {
   return process.stdout.isTTY ? readableLines() : undefined;
 }
 
+/**
+ * The level of the process's own start and stop lines: the configured one, but never quieter
+ * than info unless logging is off.
+ */
+export function lifecycleLevel(level: LogLevel): LogLevel {
+  return level === "silent" || pino.levels.values[level]! <= pino.levels.values.info!
+    ? level
+    : "info";
+}
+
 export function createLogger({ level, destination }: LoggerOptions): Logger {
   return pino(
     {

@@ -1,5 +1,6 @@
 import { startCommand } from "./cli.ts";
-import { createLogger, scrub } from "./log.ts";
+import { ConfigError } from "./config.ts";
+import { createLogger, lifecycleLevel, scrub } from "./log.ts";
 
 /**
  * `npm start`. With Slack credentials: the app for a real workspace. Without: the playground
@@ -12,6 +13,11 @@ const { config, fail } = startCommand("onair");
 // throw in a timer) is logged and the process keeps serving. Every request and listener has its
 // own handling; this only keeps one stray failure from taking the whole app down.
 const lastResort = createLogger({ level: config.logLevel }).child({ component: "process" });
+// "Serving", "shutting down": log lines like every other, written at any level but silent, so
+// whoever watches the output (a supervisor, a test) sees the app come up and go down.
+const lifecycle = createLogger({ level: lifecycleLevel(config.logLevel) }).child({
+  component: "process",
+});
 process.on("unhandledRejection", (reason) => {
   lastResort.error({ err: reason }, "unhandled rejection; still serving");
 });
@@ -37,14 +43,14 @@ async function shutdown(signal: string) {
   // Still starting: stopped as soon as there is something to close (below).
   if (!close || stopping) return;
   stopping = true;
-  process.stdout.write(`onair: ${signal}, shutting down\n`);
+  lifecycle.info({ signal }, `${signal}, shutting down`);
   // A close that hangs must not keep the process from exiting.
   setTimeout(() => process.exit(1), 10_000).unref();
   try {
     await close();
     process.exit(0);
   } catch (err) {
-    process.stderr.write(`onair: error while shutting down: ${(err as Error).message}\n`);
+    lifecycle.error({ err }, "error while shutting down");
     process.exit(1);
   }
 }
@@ -60,8 +66,9 @@ try {
     const app = await startApp({ config });
     close = () => app.close();
     const port = new URL(app.origin).port;
-    process.stdout.write(
-      `onair: serving Slack on port ${port}; point the app's request URLs at ${app.config.publicUrl}/slack/events\n`,
+    lifecycle.info(
+      { port: Number(port), requestUrl: `${app.config.publicUrl}/slack/events` },
+      `serving Slack on port ${port}; point the app's request URLs at ${app.config.publicUrl}/slack/events`,
     );
   } else {
     const { startPlayground } = await import("./playground/runtime.ts");
@@ -86,6 +93,9 @@ try {
   if (code === "EADDRINUSE") fail(`PORT ${config.port} is already in use; set PORT to a free port`);
   // The operator's to fix, and the line says how: no stack.
   if ((err as Error).name === "EncryptionKeyError") fail((err as Error).message);
+  // A variable the environment got wrong, found only by trying it (a token Slack refuses, Slack
+  // out of reach, a data directory the process cannot write): the line names it.
+  if (err instanceof ConfigError) fail(`could not start: ${scrub(err.message)}`);
   // Nothing serves yet, so there is nothing to keep running: say why and stop.
   lastResort.fatal({ err }, "could not start");
   fail(`could not start: ${scrub(String((err as Error)?.message ?? err))}`);

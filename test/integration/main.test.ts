@@ -113,7 +113,7 @@ describe("npm start (src/main.ts)", { timeout: 60_000 }, () => {
     p.child.kill("SIGINT");
     expect(await p.exited, `stdout: ${p.out()}\nstderr: ${p.err()}`).toBe(0);
     expect(p.out()).toMatch(
-      /open http:\/\/localhost:\d+\/playground[\s\S]*onair: SIGINT, shutting down/,
+      /open http:\/\/localhost:\d+\/playground[\s\S]*\{"level":"info".*"msg":"SIGINT, shutting down"\}/,
     );
     expect(existsSync(join(cwd, "data/playground-workspace.json"))).toBe(true);
   });

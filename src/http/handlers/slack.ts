@@ -24,6 +24,8 @@ export interface SlackHandlerDeps {
    * redelivers an event whose ack was slow, and a redelivery must not be acted on again.
    */
   firstDelivery(eventId: string): Promise<boolean>;
+  /** Why no Slack request is taken now (starting or stopping), or undefined: see Readiness. */
+  refusal?: () => string | undefined;
 }
 
 function freshTimestamp(header: string | string[] | undefined, nowMs: number): boolean {
@@ -50,6 +52,12 @@ export function createSlackHandler(deps: SlackHandlerDeps): Handler {
     if (!deps.listener) {
       sendJson(res, 503, { error: "Slack is not configured on this server" });
       req.resume();
+      return true;
+    }
+    // Before Bolt can authorize and its listeners exist, an ack would promise what nobody does.
+    const refusal = deps.refusal?.();
+    if (refusal) {
+      refuse(req, res, 503, refusal, { limit: SLACK_BODY_LIMIT, headers: { "retry-after": "1" } });
       return true;
     }
     if (req.method !== "POST") {

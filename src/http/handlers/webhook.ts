@@ -4,6 +4,7 @@ import type { Ingest } from "../../live/ingest.ts";
 import { WEBHOOK_BODY_LIMIT } from "../../live/ingest.ts";
 import type { Metrics } from "../../metrics.ts";
 import { readCapped, refuse, sendJson } from "../body.ts";
+import { STARTING } from "../readiness.ts";
 import { ROUTES } from "../routes.ts";
 import type { Handler } from "../server.ts";
 
@@ -34,6 +35,8 @@ export function createWebhookRoute(deps: {
   metrics: Metrics;
   /** Undefined while the app is still starting. */
   ingest: () => Ingest | undefined;
+  /** Why no message is taken now (starting or stopping), or undefined: see Readiness. */
+  refusal?: () => string | undefined;
 }): WebhookRoute {
   // Counters by outcome, resolved once instead of hashed per message (thousands a second).
   const counters = new Map<string, { inc(): void }>();
@@ -54,8 +57,9 @@ export function createWebhookRoute(deps: {
       return;
     }
     const ingest = deps.ingest();
-    if (!ingest) {
-      refuse(req, res, 503, "starting up; try again shortly", {
+    const refusal = deps.refusal?.() ?? (ingest ? undefined : STARTING);
+    if (!ingest || refusal) {
+      refuse(req, res, 503, refusal ?? STARTING, {
         ...limit,
         headers: { "retry-after": "1" },
       });
