@@ -189,7 +189,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   });
   const handlers: Handler[] = [
     createHealthHandler({ logger, ready: () => store.ping(), refusal: gate.refusal }),
-    createMetricsHandler(metrics),
+    createMetricsHandler(metrics, config.metricsToken),
     webhook.handler,
     createSlackHandler({
       logger,

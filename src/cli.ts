@@ -4,7 +4,7 @@ import { type Config, ConfigError, loadConfig } from "./config.ts";
 /**
  * What every command line entry (`npm start`, `npm run rekey`) does first: read a `.env` file in
  * the working directory, as Slack's starter apps do (values already in the environment win),
- * and check the configuration, stopping with one line naming the bad variable.
+ * and check the configuration, stopping with one line per bad variable, all of them at once.
  */
 export function startCommand(name: string): { config: Config; fail(message: string): never } {
   const fail = (message: string): never => {
@@ -15,7 +15,13 @@ export function startCommand(name: string): { config: Config; fail(message: stri
   try {
     return { config: loadConfig(), fail };
   } catch (err) {
-    if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
+    if (err instanceof ConfigError) {
+      // Every bad variable at once, one line each: fixed in one go, not one per restart.
+      for (const p of err.problems.slice(1)) {
+        process.stderr.write(`${name}: configuration error: ${p.message}\n`);
+      }
+      fail(`configuration error: ${err.problems[0]?.message ?? err.message}`);
+    }
     throw err;
   }
 }

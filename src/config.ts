@@ -44,10 +44,14 @@ export interface Config {
     readonly sandbox: boolean;
   };
   readonly logLevel: LogLevel;
+  /** METRICS_TOKEN: when set, `/metrics` answers only `Authorization: Bearer <it>`. */
+  readonly metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
+  /** Every bad variable found in the same pass, this one first: all are told at once. */
+  problems: readonly ConfigError[] = [this];
   constructor(
     readonly variable: string,
     readonly problem: string,
@@ -125,6 +129,7 @@ const rawSchema = z.object({
   EVENTS_BASE_URL: optionalString,
   ONAIR_SANDBOX: optionalString,
   LOG_LEVEL: optionalString,
+  METRICS_TOKEN: optionalString,
 });
 
 function base64Key(variable: string, value: string | undefined): Buffer | undefined {
@@ -139,33 +144,65 @@ function base64Key(variable: string, value: string | undefined): Buffer | undefi
   return Buffer.from(text, "base64");
 }
 
-/** Reads and checks the environment. Throws ConfigError naming the first bad variable. */
+/** Loopback names: an address only this machine can reach. */
+function isLoopback(url: string): boolean {
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return (
+    host === "localhost" ||
+    host.endsWith(".localhost") ||
+    /^127\.\d+\.\d+\.\d+$/.test(host) ||
+    host === "::1" ||
+    host === "0.0.0.0"
+  );
+}
+
+/**
+ * Reads and checks the environment. Throws a ConfigError naming the first bad variable, whose
+ * `problems` name every bad one: an operator fixes them all in one go, not one per restart.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: ConfigError[] = [];
+  /** The value `check` gives, or `fallback` when it throws a ConfigError (noted). */
+  const checked = <T>(check: () => T, fallback: T): T => {
+    try {
+      return check();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(err);
+      return fallback;
+    }
+  };
   const raw = rawSchema.parse(env);
 
-  let port = 3000;
-  if (raw.PORT !== undefined) {
+  const port = checked(() => {
+    if (raw.PORT === undefined) return 3000;
     if (!/^\d{1,5}$/.test(raw.PORT.trim()) || Number(raw.PORT) > 65535) {
       throw new ConfigError("PORT", `must be a whole number from 0 to 65535 (got "${raw.PORT}")`);
     }
-    port = Number(raw.PORT);
-  }
+    return Number(raw.PORT);
+  }, 3000);
 
-  const publicUrl =
-    raw.PUBLIC_URL !== undefined
-      ? httpUrl("PUBLIC_URL", raw.PUBLIC_URL)
-      : `http://localhost:${port}`;
+  const publicUrl = checked(
+    () =>
+      raw.PUBLIC_URL !== undefined
+        ? httpUrl("PUBLIC_URL", raw.PUBLIC_URL)
+        : `http://localhost:${port}`,
+    `http://localhost:${port}`,
+  );
 
   const oauthVars = [raw.SLACK_CLIENT_ID, raw.SLACK_CLIENT_SECRET, raw.SLACK_STATE_SECRET];
   const oauthGiven = oauthVars.filter((v) => v !== undefined).length;
   if (oauthGiven > 0 && oauthGiven < 3) {
-    const missing = (
-      ["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET"] as const
-    ).find((_, i) => oauthVars[i] === undefined)!;
-    throw new ConfigError(
-      missing,
-      "is required when any of SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET is set",
-    );
+    (["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET"] as const)
+      .filter((_, i) => oauthVars[i] === undefined)
+      .forEach((missing) => {
+        problems.push(
+          new ConfigError(
+            missing,
+            "is required when any of SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET is set",
+          ),
+        );
+      });
   }
   const oauth =
     oauthGiven === 3
@@ -176,76 +213,140 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }
       : undefined;
   if (raw.SLACK_BOT_TOKEN !== undefined && !/^xox[bp]-/.test(raw.SLACK_BOT_TOKEN)) {
-    throw new ConfigError("SLACK_BOT_TOKEN", "must be a bot token starting with xoxb-");
+    problems.push(new ConfigError("SLACK_BOT_TOKEN", "must be a bot token starting with xoxb-"));
   }
   if (raw.SLACK_BOT_TOKEN !== undefined && oauth) {
-    throw new ConfigError(
-      "SLACK_BOT_TOKEN",
-      "must not be set together with SLACK_CLIENT_ID (choose one workspace or OAuth)",
+    problems.push(
+      new ConfigError(
+        "SLACK_BOT_TOKEN",
+        "must not be set together with SLACK_CLIENT_ID (choose one workspace or OAuth)",
+      ),
     );
   }
-  const mode: Config["mode"] = raw.SLACK_BOT_TOKEN !== undefined || oauth ? "slack" : "playground";
+  const mode: Config["mode"] =
+    raw.SLACK_BOT_TOKEN !== undefined || oauthGiven > 0 ? "slack" : "playground";
 
   if (mode === "slack" && raw.SLACK_SIGNING_SECRET === undefined) {
-    throw new ConfigError(
-      "SLACK_SIGNING_SECRET",
-      "is required with Slack credentials (find it under Basic Information in your app's settings)",
+    problems.push(
+      new ConfigError(
+        "SLACK_SIGNING_SECRET",
+        "is required with Slack credentials (find it under Basic Information in your app's settings)",
+      ),
     );
   }
   if (raw.SLACK_SIGNING_SECRET !== undefined && raw.SLACK_SIGNING_SECRET.length < 8) {
-    throw new ConfigError("SLACK_SIGNING_SECRET", "is too short to be a Slack signing secret");
+    problems.push(
+      new ConfigError("SLACK_SIGNING_SECRET", "is too short to be a Slack signing secret"),
+    );
   }
 
-  const apiUrl =
-    raw.SLACK_API_URL !== undefined ? `${httpUrl("SLACK_API_URL", raw.SLACK_API_URL)}/` : undefined;
+  const apiUrl = checked(
+    () =>
+      raw.SLACK_API_URL !== undefined
+        ? `${httpUrl("SLACK_API_URL", raw.SLACK_API_URL)}/`
+        : undefined,
+    undefined,
+  );
 
   const storeUrl = raw.STORE_URL ?? "sqlite://data/onair.sqlite";
-  const kind = storeKind(storeUrl);
+  const kind = checked(() => storeKind(storeUrl), "memory" as StoreKind);
 
-  const encryptionKey = base64Key("ONAIR_ENCRYPTION_KEY", raw.ONAIR_ENCRYPTION_KEY);
-  const previousEncryptionKey = base64Key(
-    "ONAIR_ENCRYPTION_KEY_PREVIOUS",
-    raw.ONAIR_ENCRYPTION_KEY_PREVIOUS,
+  const encryptionKey = checked(
+    () => base64Key("ONAIR_ENCRYPTION_KEY", raw.ONAIR_ENCRYPTION_KEY),
+    undefined,
+  );
+  const previousEncryptionKey = checked(
+    () => base64Key("ONAIR_ENCRYPTION_KEY_PREVIOUS", raw.ONAIR_ENCRYPTION_KEY_PREVIOUS),
+    undefined,
   );
   if (previousEncryptionKey && encryptionKey?.equals(previousEncryptionKey)) {
-    throw new ConfigError(
-      "ONAIR_ENCRYPTION_KEY_PREVIOUS",
-      "is the same as ONAIR_ENCRYPTION_KEY; it names the old key while moving to a new one",
+    problems.push(
+      new ConfigError(
+        "ONAIR_ENCRYPTION_KEY_PREVIOUS",
+        "is the same as ONAIR_ENCRYPTION_KEY; it names the old key while moving to a new one",
+      ),
     );
   }
-  if (encryptionKey === undefined && mode === "slack") {
-    throw new ConfigError(
-      "ONAIR_ENCRYPTION_KEY",
-      "is required with Slack credentials (make one with: openssl rand -base64 32)",
+  if (raw.ONAIR_ENCRYPTION_KEY === undefined && mode === "slack") {
+    problems.push(
+      new ConfigError(
+        "ONAIR_ENCRYPTION_KEY",
+        "is required with Slack credentials (make one with: openssl rand -base64 32)",
+      ),
     );
   }
 
-  const relayBaseUrl =
-    raw.RELAY_BASE_URL !== undefined ? httpUrl("RELAY_BASE_URL", raw.RELAY_BASE_URL) : undefined;
-  const eventsBaseUrl =
-    raw.EVENTS_BASE_URL !== undefined ? httpUrl("EVENTS_BASE_URL", raw.EVENTS_BASE_URL) : undefined;
+  const relayBaseUrl = checked(
+    () =>
+      raw.RELAY_BASE_URL !== undefined ? httpUrl("RELAY_BASE_URL", raw.RELAY_BASE_URL) : undefined,
+    undefined,
+  );
+  const eventsBaseUrl = checked(
+    () =>
+      raw.EVENTS_BASE_URL !== undefined
+        ? httpUrl("EVENTS_BASE_URL", raw.EVENTS_BASE_URL)
+        : undefined,
+    undefined,
+  );
 
   let sandboxAsked = false;
   if (raw.ONAIR_SANDBOX !== undefined) {
     if (raw.ONAIR_SANDBOX.trim() === "1") sandboxAsked = true;
     else if (raw.ONAIR_SANDBOX.trim() !== "0") {
-      throw new ConfigError("ONAIR_SANDBOX", `must be 1 or 0 (got "${raw.ONAIR_SANDBOX}")`);
+      problems.push(
+        new ConfigError("ONAIR_SANDBOX", `must be 1 or 0 (got "${raw.ONAIR_SANDBOX}")`),
+      );
     }
   }
-  const upstreamMissing = relayBaseUrl === undefined || eventsBaseUrl === undefined;
+  const upstreamMissing = raw.RELAY_BASE_URL === undefined || raw.EVENTS_BASE_URL === undefined;
   if (mode === "slack" && upstreamMissing && !sandboxAsked) {
-    throw new ConfigError(
-      relayBaseUrl === undefined ? "RELAY_BASE_URL" : "EVENTS_BASE_URL",
-      "is required with Slack credentials: set RELAY_BASE_URL and EVENTS_BASE_URL to your services (or ONAIR_SANDBOX=1 to serve the embedded sandbox, for tests and demos only)",
+    problems.push(
+      new ConfigError(
+        raw.RELAY_BASE_URL === undefined ? "RELAY_BASE_URL" : "EVENTS_BASE_URL",
+        "is required with Slack credentials: set RELAY_BASE_URL and EVENTS_BASE_URL to your services (or ONAIR_SANDBOX=1 to serve the embedded sandbox, for tests and demos only)",
+      ),
+    );
+  }
+  // Services elsewhere deliver webhooks to PUBLIC_URL: a loopback one is unreachable for them,
+  // and every event would go without its live card while looking fine here.
+  const far = (
+    [
+      ["RELAY_BASE_URL", relayBaseUrl],
+      ["EVENTS_BASE_URL", eventsBaseUrl],
+    ] as const
+  ).filter(([, u]) => u !== undefined && !isLoopback(u));
+  if (mode === "slack" && far.length > 0 && isLoopback(publicUrl)) {
+    problems.push(
+      new ConfigError(
+        "PUBLIC_URL",
+        `${raw.PUBLIC_URL === undefined ? "is unset" : `is ${publicUrl}`}, an address only this machine reaches, while ${far.map(([v]) => v).join(" and ")} ${far.length > 1 ? "are services" : "is a service"} elsewhere that must reach it (webhooks): set PUBLIC_URL to the address the services and Slack reach this app at (https://YOUR-HOST)`,
+      ),
     );
   }
 
   const level = (raw.LOG_LEVEL ?? "info").toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    throw new ConfigError(
-      "LOG_LEVEL",
-      `must be one of ${LOG_LEVELS.join(", ")} (got "${raw.LOG_LEVEL}")`,
+    problems.push(
+      new ConfigError(
+        "LOG_LEVEL",
+        `must be one of ${LOG_LEVELS.join(", ")} (got "${raw.LOG_LEVEL}")`,
+      ),
     );
+  }
+
+  if (raw.METRICS_TOKEN !== undefined && raw.METRICS_TOKEN.length < 16) {
+    problems.push(
+      new ConfigError(
+        "METRICS_TOKEN",
+        "must be at least 16 characters (make one with: openssl rand -hex 32)",
+      ),
+    );
+  }
+
+  const [first] = problems;
+  if (first) {
+    first.problems = problems;
+    throw first;
   }
 
   return {
@@ -267,5 +368,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       sandbox: sandboxAsked || (mode === "playground" && upstreamMissing),
     },
     logLevel: level as LogLevel,
+    metricsToken: raw.METRICS_TOKEN,
   };
 }

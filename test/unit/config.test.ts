@@ -8,6 +8,7 @@ const slackEnv = {
   ONAIR_ENCRYPTION_KEY: KEY,
   RELAY_BASE_URL: "https://relay.example.com",
   EVENTS_BASE_URL: "https://events.example.com",
+  PUBLIC_URL: "https://onair.example.com",
 };
 
 function problem(env: Record<string, string>): ConfigError {
@@ -115,6 +116,62 @@ describe("loadConfig", () => {
     expect(err.variable).toBe(variable);
     expect(err.message.startsWith(variable)).toBe(true);
     expect(err.message).not.toContain("\n");
+  });
+
+  it("reports every bad variable at once, the first one first", () => {
+    const err = problem({
+      PORT: "abc",
+      SLACK_BOT_TOKEN: "not-a-token",
+      STORE_URL: "mysql://x",
+      LOG_LEVEL: "loud",
+      ONAIR_ENCRYPTION_KEY: "c2hvcnQ=",
+    });
+    expect(err.problems.map((p) => p.variable)).toEqual([
+      "PORT",
+      "SLACK_BOT_TOKEN",
+      "SLACK_SIGNING_SECRET",
+      "STORE_URL",
+      "ONAIR_ENCRYPTION_KEY",
+      "RELAY_BASE_URL",
+      "LOG_LEVEL",
+    ]);
+    expect(err.variable).toBe("PORT");
+    for (const p of err.problems) expect(p.message).not.toContain("\n");
+  });
+
+  it("refuses services elsewhere with a PUBLIC_URL only this machine reaches", () => {
+    const { PUBLIC_URL: _p, ...noPublic } = slackEnv;
+    for (const env of [
+      noPublic,
+      { ...slackEnv, PUBLIC_URL: "http://localhost:3000" },
+      { ...slackEnv, PUBLIC_URL: "http://127.0.0.1:3000" },
+      { ...slackEnv, PUBLIC_URL: "http://[::1]:3000" },
+      { ...noPublic, EVENTS_BASE_URL: "http://127.0.0.1:4000/events" },
+    ]) {
+      const err = problem(env);
+      expect(err.variable).toBe("PUBLIC_URL");
+      expect(err.problems).toHaveLength(1);
+      expect(err.message).toMatch(/^PUBLIC_URL .*set PUBLIC_URL to the address/);
+    }
+    // Both services on this machine (a sandbox, a test): a loopback PUBLIC_URL reaches them.
+    expect(
+      loadConfig({
+        ...noPublic,
+        RELAY_BASE_URL: "http://127.0.0.1:4000/relay",
+        EVENTS_BASE_URL: "http://localhost:4000/events",
+      }).publicUrl,
+    ).toBe("http://localhost:3000");
+    const { RELAY_BASE_URL: _r, EVENTS_BASE_URL: _e, ...sandboxed } = noPublic;
+    expect(loadConfig({ ...sandboxed, ONAIR_SANDBOX: "1" }).publicUrl).toBe(
+      "http://localhost:3000",
+    );
+  });
+
+  it("takes METRICS_TOKEN when long enough", () => {
+    expect(loadConfig(slackEnv).metricsToken).toBeUndefined();
+    const token = "m".repeat(32);
+    expect(loadConfig({ ...slackEnv, METRICS_TOKEN: token }).metricsToken).toBe(token);
+    expect(problem({ ...slackEnv, METRICS_TOKEN: "short" }).variable).toBe("METRICS_TOKEN");
   });
 
   it("never echoes a URL it cannot parse: it may carry a password", () => {
