@@ -17,10 +17,10 @@ export function startCommand(name: string): { config: Config; fail(message: stri
   } catch (err) {
     if (err instanceof ConfigError) {
       // Every bad variable at once, one line each: fixed in one go, not one per restart.
-      for (const p of err.problems.slice(1)) {
+      for (const p of err.problems) {
         process.stderr.write(`${name}: configuration error: ${p.message}\n`);
       }
-      fail(`configuration error: ${err.problems[0]?.message ?? err.message}`);
+      process.exit(1);
     }
     throw err;
   }

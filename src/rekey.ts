@@ -1,5 +1,7 @@
 import { startCommand } from "./cli.ts";
+import { ConfigError } from "./config.ts";
 import { LIVE_REPOSITORIES } from "./live/live-record.ts";
+import { storeStartError } from "./startup-errors.ts";
 import { createCipher, loadOrCreateKey, openStore } from "./store/index.ts";
 import { CORE_REPOSITORIES } from "./store/records.ts";
 import { rekeyStore } from "./store/rekey.ts";
@@ -24,7 +26,13 @@ const cipher = createCipher(
   key,
   config.previousEncryptionKey ? [config.previousEncryptionKey] : [],
 );
-const store = await openStore(config.store.url, { cipher, sweepIntervalMs: 0 });
+const store = await openStore(config.store.url, { cipher, sweepIntervalMs: 0 }).catch(
+  (err: unknown) => {
+    const told = storeStartError(err, config);
+    if (told instanceof ConfigError) fail(told.message);
+    throw err;
+  },
+);
 try {
   const r = await rekeyStore(store, cipher, [...CORE_REPOSITORIES, ...LIVE_REPOSITORIES]);
   const dropped =

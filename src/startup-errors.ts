@@ -20,7 +20,7 @@ const BAD_TOKEN = new Set([
 interface WebApiError {
   code?: string;
   data?: { error?: string };
-  original?: { code?: string; cause?: { code?: string }; message?: string };
+  original?: { code?: string; cause?: { code?: string; message?: string }; message?: string };
 }
 
 /** A failure of Bolt's start (auth.test with the bot token) → what to fix. */
@@ -33,7 +33,8 @@ export function slackStartError(err: unknown, config: Config): unknown {
     );
   }
   if (e?.code === "slack_webapi_request_error" || e?.code === "slack_webapi_http_error") {
-    const why = e.original?.cause?.code ?? e.original?.code ?? "no answer";
+    const why =
+      e.original?.cause?.code ?? e.original?.code ?? e.original?.cause?.message ?? "no answer";
     const reach = `(${why}): check this host's network (DNS, firewall, outbound proxy)`;
     return new ConfigError(
       "SLACK_API_URL",
@@ -47,17 +48,20 @@ export function slackStartError(err: unknown, config: Config): unknown {
 
 /** A failure to open the store → what to fix, for a SQLite file the process cannot write. */
 export function storeStartError(err: unknown, config: Config): unknown {
-  const e = err as { code?: string; errno?: number; message?: string };
-  const code = e?.code ?? "";
+  // The store wraps the driver's error (StoreError's cause): its code is what names the trouble.
+  const outer = err as { code?: string; message?: string; cause?: unknown };
+  const inner = (outer?.cause ?? outer) as { code?: string; message?: string };
+  const e = { code: inner?.code, message: `${inner?.message} ${outer?.message}` };
+  const code = e.code ?? "";
   const cannotOpen =
     code === "SQLITE_CANTOPEN" ||
     /SQLITE_CANTOPEN/.test(String(e?.message)) ||
-    ((code === "EACCES" || code === "EPERM" || code === "EROFS") && config.store.kind === "sqlite");
+    ["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST", "EISDIR"].includes(code);
   if (config.store.kind === "sqlite" && cannotOpen) {
     const path = resolve(config.store.url.slice("sqlite://".length));
     return new ConfigError(
       "STORE_URL",
-      `names ${path}, which this process cannot create or open (${code || "SQLITE_CANTOPEN"}): make its directory exist and writable by the user the app runs as (in the container: the volume on /app/data), or point STORE_URL elsewhere`,
+      `names ${path}, which this process cannot create or open (${/^[A-Z_]+$/.test(code) ? code : "SQLITE_CANTOPEN"}): make its directory exist and writable by the user the app runs as (in the container: the volume on /app/data), or point STORE_URL elsewhere`,
     );
   }
   return err;
