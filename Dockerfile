@@ -1,10 +1,10 @@
 # syntax=docker/dockerfile:1
-# On Air in production: the compiled app (npm run build) on Node 20 with production dependencies
-# only, as the unprivileged `node` user. Build: docker build -t onair .
+# On Air in production: the compiled app (npm run build) on Node 24 LTS with production
+# dependencies only, as the unprivileged `node` user. Build: docker build -t onair .
 # Run: docker run --env-file .env -p 3000:3000 -v onair-data:/app/data onair
 
 # 1. Compile TypeScript to dist/ (dev dependencies: the compiler, the workspace's emulator types).
-FROM node:20-slim AS build
+FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/slack-emulator/package.json packages/slack-emulator/
@@ -16,13 +16,13 @@ COPY src src
 RUN npm run build
 
 # 2. Production dependencies only (sqlite3 fetches its prebuilt native addon here).
-FROM node:20-slim AS deps
+FROM node:24-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 # 3. The image: compiled JavaScript, production node_modules, no compiler, no TypeScript loader.
-FROM node:20-slim
+FROM node:24-slim
 ENV NODE_ENV=production \
     PORT=3000 \
     STORE_URL=sqlite://data/onair.sqlite
@@ -32,7 +32,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-co
     && rm -rf /var/lib/apt/lists/*
 COPY --from=deps /app/node_modules node_modules
 COPY --from=build /app/dist dist
+# package.json and scripts/run.mjs: `npm start` and `npm run rekey` work in the image too.
 COPY package.json ./
+COPY scripts/run.mjs scripts/
 # data/ holds the SQLite store (the default STORE_URL); keep it on a volume across upgrades.
 RUN mkdir -p data && chown node:node data
 USER node

