@@ -27,6 +27,13 @@ export function scrubBolt(text: string): string {
  */
 const BODY_DUMP = /^(http request (?:body|result|headers):).*$/s;
 
+/**
+ * Warnings Slack attaches to a call that did what was asked, in the normal course of things (the
+ * Web API client logs each at warn): `already_in_channel` answers every conversations.join the
+ * bot did not need. Debug, not an operator's concern.
+ */
+const ORDINARY_WARNINGS = /^already_in_channel\b/;
+
 /** Bolt logs through our pino logger, so its lines get the same redaction as ours. */
 export function boltLogger(logger: Logger): BoltLogger {
   const child = logger.child({ component: "bolt" });
@@ -42,7 +49,11 @@ export function boltLogger(logger: Logger): BoltLogger {
   return {
     debug: (...msg) => child.debug(text(msg).replace(BODY_DUMP, "$1 [omitted]")),
     info: (...msg) => child.info(text(msg)),
-    warn: (...msg) => child.warn(text(msg)),
+    warn: (...msg) => {
+      const line = text(msg);
+      if (ORDINARY_WARNINGS.test(line)) child.debug(line);
+      else child.warn(line);
+    },
     error: (...msg) => child.error(text(msg)),
     setLevel: (l) => {
       level = l;

@@ -1,6 +1,24 @@
 import type { App } from "@slack/bolt";
 import type { Deps } from "../deps.ts";
 import { isUserMistake, plainMessage } from "../domain/errors.ts";
+import { UpstreamError } from "../upstream/errors.ts";
+
+/**
+ * An upstream service down, overloaded or out of reach (5xx, 429, a timeout, no connection): its
+ * condition, not the app's fault, so a warning with what was asked and what came back, no stack.
+ */
+function upstreamCondition(err: unknown): object | undefined {
+  if (!(err instanceof UpstreamError) || err.name === "UpstreamSchemaError") return undefined;
+  const { status } = err;
+  if (status !== undefined && status < 500 && status !== 429) return undefined;
+  return {
+    service: err.service,
+    status,
+    code: err.code,
+    attempts: err.attempts,
+    reason: err.message,
+  };
+}
 
 /**
  * The one way a listener handles a failure: a user's mistake or a refusal is logged at info
@@ -18,6 +36,8 @@ export async function reportFailure(
       { what, refusal: (err as { code?: string }).code, reason: (err as Error).message },
       "refused",
     );
+  } else if (upstreamCondition(err)) {
+    deps.logger.warn({ what, upstream: upstreamCondition(err) }, "upstream service unavailable");
   } else {
     deps.logger.error({ err, what }, "listener failed");
   }

@@ -322,7 +322,8 @@ export function createHttp(options: CreateHttpOptions = {}): Http {
         policy,
         vetoed: opts.shouldRetryResponse ? !opts.shouldRetryResponse(status, text) : false,
       });
-      log?.warn(
+      // A 401 is how an expired cached token shows (the token manager fetches a new one): routine.
+      log?.[status === 401 ? "info" : "warn"](
         {
           service: opts.service,
           method: opts.method,

@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
+import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { seedEvent } from "../helpers/live-fixtures.ts";
+import { startTestPlayground } from "../helpers/playground.ts";
 import { waitFor } from "./organizer-helpers.ts";
 
 /**
@@ -81,5 +86,93 @@ describe("user mistakes in the log", () => {
     const errors = lines(from).filter((l) => l.level === "error");
     expect(errors.length).toBeGreaterThanOrEqual(1);
     expect(errors.some((l) => String(l.err?.stack).includes("disk on fire"))).toBe(true);
+  });
+});
+
+describe("ordinary conditions in the log", () => {
+  it("a notify to a channel the bot is already in leaves no warning", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Already in",
+    });
+    const from = h.logs.length;
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.general,
+      text: `notify ${event.eventId} <#${CHANNELS.general}|general>`,
+      escaped: true,
+    });
+    await waitFor(
+      h,
+      (c) => c.method === "response_url" && String(c.args.text).includes("now go to"),
+      since,
+    );
+    // Slack's answer said so: the bot was in the channel already (nothing to tell an operator).
+    await waitFor(
+      h,
+      (c) => c.method === "conversations.join" && c.response?.warning === "already_in_channel",
+      since,
+    );
+    const logged = lines(from);
+    expect(logged.filter((l) => l.level === "warn" || l.level === "error")).toEqual([]);
+  });
+
+  it("the events service answering 503 is a warning without a stack, not the app's fault", async () => {
+    h.sandbox.control.addFault({ service: "events", status: 503, times: 50 });
+    const from = h.logs.length;
+    try {
+      const text = await answer(USERS.kei, "list");
+      expect(text).not.toBe("");
+    } finally {
+      h.sandbox.control.clearFaults();
+    }
+    const logged = lines(from);
+    const about = logged.filter((l) => JSON.stringify(l).includes("503"));
+    expect(about.length).toBeGreaterThanOrEqual(1);
+    expect(logged.filter((l) => l.level === "error" || l.level === "fatal")).toEqual([]);
+    expect(logged.filter((l) => JSON.stringify(l).includes('"stack"'))).toEqual([]);
+  });
+});
+
+describe("a playground start", () => {
+  it("with events of three organizers kept from before logs no warning", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "onair-oplogs-pg-"));
+    const logs: string[] = [];
+    try {
+      let pg = await startTestPlayground(dir, logs);
+      for (const organizer of [USERS.omar, USERS.kei, USERS.admin]) {
+        await seedEvent(pg.app.deps, { team: TEAM, organizer, title: `Kept ${organizer}` });
+      }
+      await pg.close();
+      const from = logs.length;
+      // The sandbox keeps no token across the restart: the cached ones are refused (401) and
+      // fetched anew as the start's reconcile reads each event.
+      pg = await startTestPlayground(dir, logs);
+      try {
+        await expect
+          .poll(
+            () =>
+              logs
+                .slice(from)
+                .join("")
+                .match(/"status":401/g)?.length ?? 0,
+            { timeout: 10_000 },
+          )
+          .toBeGreaterThanOrEqual(3);
+      } finally {
+        await pg.close();
+      }
+      const logged = logs
+        .slice(from)
+        .join("")
+        .split("\n")
+        .filter((l) => l.trim() !== "")
+        .map((l) => JSON.parse(l) as Line);
+      expect(logged.filter((l) => ["warn", "error", "fatal"].includes(l.level))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

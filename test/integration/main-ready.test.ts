@@ -176,6 +176,14 @@ describe("ready, then open (src/main.ts with Slack credentials)", { timeout: 90_
 
     p.child.kill("SIGTERM");
     expect(await p.exited).toBe(0);
+    // Every line is a log line for a collector, the start and stop lines too.
+    const plain = p
+      .out()
+      .split("\n")
+      .filter((l) => l.trim() !== "" && !l.startsWith("{"));
+    expect(plain).toEqual([]);
+    expect(p.out()).toMatch(/"msg":"serving Slack on port \d+/);
+    expect(p.out()).toMatch(/"msg":"SIGTERM, shutting down"/);
     const logged = p
       .out()
       .split("\n")
