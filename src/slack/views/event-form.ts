@@ -18,6 +18,7 @@ import { publishHome } from "../home.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { decodeMeta, encodeMeta, type FlowMeta, openThenFill } from "../modal.ts";
 import { quietClient, tellUser } from "../reply.ts";
+import { claimSubmission, unavailableText } from "./once.ts";
 
 /** The schedule form: opened by `/onair schedule`, the global shortcut and App Home. */
 export async function openScheduleForm(
@@ -216,7 +217,20 @@ export function register(app: App, kit: ListenerKit): void {
           return;
         }
       }
+      // After every check that answers the same for the same view state: a repeat of this
+      // submission is answered as the first was (closed) and creates or saves nothing.
+      const claim = await claimSubmission(kit.deps, actor.team, view);
+      if (claim === "unavailable") {
+        await ack({
+          response_action: "errors",
+          errors: {
+            [EVENT_FIELDS.title]: unavailableText(meta.eventId ? "Save changes" : "Schedule"),
+          },
+        });
+        return;
+      }
       await ack();
+      if (claim === "repeat") return;
       const run = meta.eventId ? edit : schedule;
       await run(kit, client, actor, meta, draft).catch(async (err: unknown) => {
         // The events service failed (a 503, a timeout): the form comes back with everything

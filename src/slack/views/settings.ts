@@ -24,6 +24,7 @@ import { reportFailure } from "../failure.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { openThenFill } from "../modal.ts";
 import { tellUser } from "../reply.ts";
+import { claimSubmission, unavailableText } from "./once.ts";
 
 /** usergroups.list must not hold the modal past its trigger; without it the groups are missing. */
 export const USERGROUPS_BUDGET_MS = 1_000;
@@ -97,7 +98,16 @@ export function register(app: App, kit: ListenerKit): void {
         await ack({ response_action: "errors", errors: result.errors });
         return;
       }
+      const claim = await claimSubmission(deps, actor.team, view);
+      if (claim === "unavailable") {
+        await ack({
+          response_action: "errors",
+          errors: { [SETTINGS_FIELDS.eventsKey]: unavailableText("Save") },
+        });
+        return;
+      }
       await ack();
+      if (claim === "repeat") return;
       const meta = decodeSettingsMeta(view.private_metadata);
       const tell = (text: string) => tellUser(client, actor.user, { text }, meta.channel);
       try {
