@@ -6,7 +6,7 @@ import { actorName, audit } from "./audit.ts";
 import type { Actor } from "./directory.ts";
 import { DEFAULT_REMINDERS, type EventDraft, toEventInput } from "./event-draft.ts";
 import { afterChange, timesOf } from "./event-record.ts";
-import { requireMayPostIn } from "./notify.ts";
+import { requireLiveChannel } from "./notify.ts";
 import { slackUsersToPeople } from "./people.ts";
 import { subscribeChannel } from "./subscriptions.ts";
 import { userText } from "./text.ts";
@@ -53,7 +53,7 @@ export async function scheduleEvent(
   await requireAllowed(actor, settings, "schedule");
   // The form's channel gets the live card: the same rule as /onair notify, before anything
   // is created upstream.
-  if (draft.channel) await requireMayPostIn(actor, draft.channel, fromChannel);
+  if (draft.channel) await requireLiveChannel(actor, draft.channel, fromChannel);
   const link = await requireLinked(deps, actor);
   const [panelists, moderators] = await Promise.all([
     slackUsersToPeople(actor.directory, draft.panelists ?? []),

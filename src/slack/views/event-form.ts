@@ -6,9 +6,9 @@ import { buildOrganizerDetails } from "../../blocks/organizer-details.ts";
 import type { ViewStateValues } from "../../blocks/view-state.ts";
 import type { Actor } from "../../domain/directory.ts";
 import { saveEdit, startEditing } from "../../domain/edit.ts";
-import { isUserMistake, plainMessage, userMessageOf } from "../../domain/errors.ts";
+import { isUserMistake, plainMessage } from "../../domain/errors.ts";
 import { type EventDraft, validateDraft } from "../../domain/event-draft.ts";
-import { requireMayPostIn } from "../../domain/notify.ts";
+import { fieldTextOf, requireLiveChannel } from "../../domain/notify.ts";
 import { scheduleEvent, startScheduling } from "../../domain/schedule.ts";
 import { zoneChoices } from "../../domain/zones.ts";
 import { EVENT_FIELDS, VIEWS } from "../../ids.ts";
@@ -207,12 +207,12 @@ export function register(app: App, kit: ListenerKit): void {
       if (!meta.eventId && draft.channel) {
         // Said under the field, with the form still open: who may post where.
         try {
-          await requireMayPostIn(actor, draft.channel, meta.channel);
+          await requireLiveChannel(actor, draft.channel, meta.channel);
         } catch (err) {
           if (!isUserMistake(err)) throw err;
           await ack({
             response_action: "errors",
-            errors: { [EVENT_FIELDS.channel]: userMessageOf(err) },
+            errors: { [EVENT_FIELDS.channel]: fieldTextOf(err) },
           });
           return;
         }
