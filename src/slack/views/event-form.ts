@@ -10,6 +10,8 @@ import { isUserMistake, plainMessage } from "../../domain/errors.ts";
 import { type EventDraft, validateDraft } from "../../domain/event-draft.ts";
 import { fieldTextOf, requireLiveChannel } from "../../domain/notify.ts";
 import { scheduleEvent, startScheduling } from "../../domain/schedule.ts";
+import { escapeMrkdwn, truncate } from "../../domain/text.ts";
+import { formatInZone } from "../../domain/time.ts";
 import { zoneChoices } from "../../domain/zones.ts";
 import { EVENT_FIELDS, VIEWS } from "../../ids.ts";
 import { UpstreamError } from "../../upstream/errors.ts";
@@ -27,17 +29,33 @@ export async function openScheduleForm(
   actor: Actor,
   triggerId: string,
   channel?: string,
+  text = "",
 ): Promise<void> {
   await openThenFill(kit.deps, client, triggerId, "Schedule an event", async () => {
-    const draft = await startScheduling(kit.deps, actor);
+    const draft = await startScheduling(kit.deps, actor, text);
     const meta: FlowMeta = channel ? { channel } : {};
     return buildEventForm({
       mode: "create",
       privateMetadata: encodeMeta(meta),
       zones: zoneChoices([draft.timezone]),
       values: draft,
+      ...(text.trim() ? { notes: [typedNote(text, draft)] } : {}),
     });
   });
+}
+
+/** Says what the form took from the command's text, so nothing typed is silently dropped. */
+function typedNote(text: string, draft: EventDraft): string {
+  const title = draft.title ? `the title “${escapeMrkdwn(truncate(draft.title, 200))}”` : "";
+  const typed = `“${escapeMrkdwn(truncate(text.trim(), 200))}”`;
+  const start =
+    draft.start !== undefined && draft.timezone
+      ? `the start ${formatInZone(draft.start, draft.timezone)} (${escapeMrkdwn(draft.timezone)})`
+      : "";
+  const taken = [title, start].filter(Boolean);
+  if (taken.length === 0)
+    return `:memo: From ${typed} nothing could be read; fill in the form below.`;
+  return `:memo: From ${typed}: ${taken.join(" and ")}${start ? "" : "; pick the start below"}. Check ${taken.length > 1 ? "them" : "it"} before you press *Schedule*.`;
 }
 
 /** The edit form: opened by `/onair edit`, the card's Edit button and the list's menu. */
