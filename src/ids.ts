@@ -68,6 +68,8 @@ export type SettingsField = (typeof SETTINGS_FIELDS)[keyof typeof SETTINGS_FIELD
 export const SETTINGS_BLOCKS = {
   check: "st_check",
   checkResult: "st_check_result",
+  /** After a failed Check: "save these credentials anyway" (an input: Save reads it). */
+  saveAnyway: "st_save_anyway",
 } as const;
 
 export const SETTINGS_ACTIONS = {
