@@ -96,6 +96,7 @@ export const EVENT_FIELDS = {
   recurrence: "ev_recurrence",
   count: "ev_count",
   frequency: "ev_frequency",
+  until: "ev_until",
   access: "ev_access",
   audience: "ev_audience",
   production: "ev_production",
