@@ -5,6 +5,7 @@ import {
   commandOpensModal,
   expectAllPayloadsValid,
   future,
+  isMessageTo,
   scheduleViaForm,
   viewOf,
   waitFor,
@@ -144,6 +145,19 @@ describe("/onair schedule with text", () => {
     expect(note).toContain("&lt;!channel&gt; party");
     expect(note).not.toContain("<!channel>");
     await h.driver.viewClosed({ user: USERS.omar });
+  });
+
+  it("the confirmation quotes the description, escaped", async () => {
+    const since = h.emulator.calls.length;
+    await scheduleViaForm(h, USERS.omar, CHANNELS.general, "Described webinar", future(8), {
+      [F.description]: "Agenda: <!channel> & <https://example.com|slides>\nQ&A after",
+    });
+    const done = await waitFor(h, isMessageTo(USERS.omar, /Scheduled/), since);
+    const text = JSON.stringify(done.args.blocks);
+    expect(text).toContain(
+      "*Description:*\\nAgenda: &lt;!channel&gt; &amp; &lt;https://example.com|slides&gt;\\nQ&amp;A after",
+    );
+    expect(text).not.toContain("<!channel>");
   });
 
   it("every payload passed Block Kit limits", () => {

@@ -2,6 +2,7 @@ import type { AllMiddlewareArgs, App, SlackViewMiddlewareArgs } from "@slack/bol
 import type { WebClient } from "@slack/web-api";
 import { buildEventForm } from "../../blocks/event-form.ts";
 import { draftErrorsToBlocks, readEventForm } from "../../blocks/event-form-read.ts";
+import type { KnownBlock } from "../../blocks/kit.ts";
 import { buildOrganizerDetails } from "../../blocks/organizer-details.ts";
 import type { ViewStateValues } from "../../blocks/view-state.ts";
 import type { Actor } from "../../domain/directory.ts";
@@ -19,7 +20,7 @@ import { reportFailure } from "../failure.ts";
 import { publishHome } from "../home.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { decodeMeta, encodeMeta, type FlowMeta, openThenFill } from "../modal.ts";
-import { quietClient, tellUser } from "../reply.ts";
+import { type Message, quietClient, tellUser } from "../reply.ts";
 import { claimSubmission, unavailableText } from "./once.ts";
 
 /** The schedule form: opened by `/onair schedule`, the global shortcut and App Home. */
@@ -91,6 +92,31 @@ export async function openEditForm(
   });
 }
 
+/** How much of a description the confirmation quotes (a section holds 3,000 characters). */
+const DESCRIPTION_SHOWN = 1_500;
+
+/**
+ * The confirmation quotes the description the organizer just typed, escaped (their text is never
+ * mrkdwn), under the title. Details that already carry it are left as they are.
+ */
+function withDescription(details: Message, description: string): Message {
+  const text = escapeMrkdwn(truncate(description.trim(), DESCRIPTION_SHOWN));
+  const blocks = details.blocks ?? [];
+  if (text === "" || JSON.stringify(blocks).includes(JSON.stringify(text).slice(1, -1))) {
+    return details;
+  }
+  const quote: KnownBlock = {
+    type: "section",
+    // verbatim: a URL in it stays the organizer's text, as everywhere their text is shown.
+    text: { type: "mrkdwn", text: `*Description:*\n${text}`, verbatim: true },
+  };
+  const header = blocks.findIndex((b) => b.type === "header");
+  return {
+    ...details,
+    blocks: [...blocks.slice(0, header + 1), quote, ...blocks.slice(header + 1)],
+  };
+}
+
 function missingNote(missing: readonly string[]): string {
   return missing.length
     ? ` ${missing.map((u) => `<@${u}>`).join(", ")} could not be invited: no e-mail on their Slack profile.`
@@ -111,7 +137,7 @@ async function schedule(
   await tellUser(
     quietClient(deps, client),
     actor.user,
-    buildOrganizerDetails(done.event, heading),
+    withDescription(buildOrganizerDetails(done.event, heading), done.event.description),
     meta.channel,
   );
   if (ch?.failed) {
