@@ -173,6 +173,33 @@ describe("the schedule form submitted twice", () => {
   });
 });
 
+describe("a store that cannot record the submission", () => {
+  it("answers under a field, creates nothing, and the next press goes through", async () => {
+    await commandOpensModal(h, USERS.omar, CHANNELS.general, "schedule", VIEWS.event);
+    const before = creates().length;
+    const store = h.app.deps.store;
+    const claim = store.claimOnce.bind(store);
+    store.claimOnce = async () => {
+      throw new Error("store down");
+    };
+    const values = scheduleValues("Unrecorded webinar", CHANNELS.general);
+    try {
+      const res = await h.driver.viewSubmission({ user: USERS.omar, values });
+      expect(res.outcome.action).toBe("errors");
+      expect((res.body as { errors: Record<string, string> }).errors[F.title]).toMatch(
+        /could not record this just now, so nothing was done/,
+      );
+    } finally {
+      store.claimOnce = claim;
+    }
+    const since = h.emulator.calls.length;
+    const ok = await h.driver.viewSubmission({ user: USERS.omar, values });
+    expect(ok.outcome.action).toBe("closed");
+    await waitFor(h, isMessageTo(USERS.omar, /Scheduled/), since);
+    expect(creates().length - before).toBe(1);
+  });
+});
+
 describe("the edit form submitted twice", () => {
   it("sends one change upstream and says Saved once", async () => {
     const id = await scheduleViaForm(h, USERS.omar, CHANNELS.general, "Edited twice", future(7));

@@ -50,7 +50,7 @@ export async function claimSubmission(
       deps.logger.info({ view: view.id, part }, "a repeated submission; answered, not acted on");
     return first ? "first" : "repeat";
   } catch (err) {
-    deps.logger.error({ err }, "could not record a submission; nothing was done");
+    deps.logger.warn({ err }, "could not record a submission; nothing was done");
     return "unavailable";
   }
 }
