@@ -68,6 +68,8 @@ export type SettingsField = (typeof SETTINGS_FIELDS)[keyof typeof SETTINGS_FIELD
 export const SETTINGS_BLOCKS = {
   check: "st_check",
   checkResult: "st_check_result",
+  /** After a failed Check: "save these credentials anyway" (an input: Save reads it). */
+  saveAnyway: "st_save_anyway",
 } as const;
 
 export const SETTINGS_ACTIONS = {
@@ -94,6 +96,7 @@ export const EVENT_FIELDS = {
   recurrence: "ev_recurrence",
   count: "ev_count",
   frequency: "ev_frequency",
+  until: "ev_until",
   access: "ev_access",
   audience: "ev_audience",
   production: "ev_production",

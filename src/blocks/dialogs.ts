@@ -13,7 +13,8 @@ import { entry, noiseOf, optionsOf, type ViewStateValues } from "./view-state.ts
  * style "danger", as Slack's own confirmations are.
  */
 export function buildCancelConfirm(event: Event, privateMetadata: string): ModalView {
-  const series = event.recurrencePattern && event.recurrencePattern.recurrenceCount > 1;
+  const p = event.recurrencePattern;
+  const series = p && (p.recurrenceCount > 1 || p.endDate !== null);
   return {
     type: "modal",
     callback_id: VIEWS.cancel,

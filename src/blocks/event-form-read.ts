@@ -25,6 +25,8 @@ export function readEventForm(values: ViewStateValues): EventDraft {
   if (rec === "DAILY" || rec === "NONE") out.recurrence = rec;
   set("count", int(entry(values, EVENT_FIELDS.count)?.value));
   set("frequency", int(entry(values, EVENT_FIELDS.frequency)?.value));
+  const until = entry(values, EVENT_FIELDS.until)?.selected_date;
+  if (typeof until === "string" && /^\d{4}-\d{2}-\d{2}$/.test(until)) out.until = until;
   const flags: Partial<Record<FlagName, boolean>> = {};
   let sawFlags = false;
   for (const group of Object.keys(FLAG_GROUPS) as FlagGroup[]) {

@@ -9,10 +9,10 @@ import {
   REMINDER_CHOICES,
   TITLE_MAX,
 } from "../domain/event-draft.ts";
-import { dailyOccurrences, formatInZone, offsetLabel } from "../domain/time.ts";
 import { EVENT_BLOCKS, EVENT_FIELDS, VIEWS } from "../ids.ts";
-import { escapeMrkdwn, type KnownBlock, type ModalView, plain, truncate } from "./kit.ts";
+import { type KnownBlock, type ModalView, plain, truncate } from "./kit.ts";
 import { noiseInput } from "./noise.ts";
+import { recurrencePreview } from "./recurrence.ts";
 
 /** The service's boolean switches, grouped as an organizer thinks of them, each explained. */
 export const FLAG_GROUPS = {
@@ -73,19 +73,6 @@ function minutesWords(m: number): string {
   if (m % 1440 === 0) return m === 1440 ? "1 day before" : `${m / 1440} days before`;
   if (m % 60 === 0) return m === 60 ? "1 hour before" : `${m / 60} hours before`;
   return `${m} minutes before`;
-}
-
-/** The recurrence preview text, in the event's own zone so daylight-saving shifts are visible. */
-export function recurrencePreview(v: EventDraft, shown = 5): string {
-  if (v.recurrence !== "DAILY") return "Does not repeat.";
-  if (v.start === undefined) return "Pick a start to see the dates.";
-  if (!v.count || v.count < 1) return "Say how many times it happens to see the dates.";
-  const zone = v.timezone ?? "UTC";
-  const freq = v.frequency && v.frequency > 0 ? v.frequency : 1;
-  const list = dailyOccurrences(v.start, zone, freq, Math.min(v.count, COUNT_MAX), shown);
-  const lines = list.map((ms) => `• ${formatInZone(ms, zone)} (${offsetLabel(ms, zone)})`);
-  const more = v.count > shown ? `\n…and ${v.count - shown} more` : "";
-  return `*Next dates* (${escapeMrkdwn(zone)}):\n${lines.join("\n")}${more}`;
 }
 
 function textInput(
@@ -250,7 +237,10 @@ export function buildEventForm(input: EventFormInput): ModalView {
       dispatch_action: true,
       optional: true,
       label: plain("How many times (daily series)", 2000),
-      hint: plain("The next dates below follow as you type.", 2000),
+      hint: plain(
+        "A daily series needs this or the date it runs until, below. The next dates follow as you type.",
+        2000,
+      ),
       element: {
         type: "number_input",
         action_id: EVENT_FIELDS.count,
@@ -263,6 +253,19 @@ export function buildEventForm(input: EventFormInput): ModalView {
         dispatch_action_config: {
           trigger_actions_on: ["on_enter_pressed", "on_character_entered"],
         },
+      },
+    } as KnownBlock,
+    {
+      type: "input",
+      block_id: EVENT_FIELDS.until,
+      dispatch_action: true,
+      optional: true,
+      label: plain("Or until (daily series)", 2000),
+      hint: plain("The last day it may happen, in the event's time zone.", 2000),
+      element: {
+        type: "datepicker",
+        action_id: EVENT_FIELDS.until,
+        ...(v.until ? { initial_date: v.until } : {}),
       },
     } as KnownBlock,
     {

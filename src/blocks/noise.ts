@@ -59,3 +59,11 @@ export function parseNoise(word: string | undefined): NoiseLevel | undefined {
   if (w === "all") return "every";
   return undefined;
 }
+
+/** The words `/onair notify` takes for a noise level, as help lists them. */
+export const NOISE_KEYWORDS: readonly NoiseLevel[] = ["off", "counter", "digest", "every"];
+
+/** A word typed where a noise level goes that is none: which words are, and what each does. */
+export function unknownNoiseText(word: string): string {
+  return `“${word}” isn't a noise level. Use one of: ${NOISE_KEYWORDS.map((n) => `\`${n}\` (${NOISE_WORDS[n]})`).join(", ")}.`;
+}

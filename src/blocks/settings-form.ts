@@ -1,6 +1,14 @@
-import { SETTINGS_FIELDS, type SettingsField, SHOW_EMAILS } from "../ids.ts";
+import { SETTINGS_BLOCKS, SETTINGS_FIELDS, type SettingsField, SHOW_EMAILS } from "../ids.ts";
 import type { Audience, Settings } from "../store/index.ts";
-import { audienceValue, MAX_TOKEN_MS, MIN_TOKEN_MS, NO_LIMIT, parseDuration } from "./settings.ts";
+import {
+  audienceValue,
+  type CheckedService,
+  MAX_TOKEN_MS,
+  MIN_TOKEN_MS,
+  NO_LIMIT,
+  parseDuration,
+  SAVE_ANYWAY,
+} from "./settings.ts";
 
 /**
  * The settings form read back and applied to the stored settings: what the admin typed, checked
@@ -33,6 +41,8 @@ export interface SettingsForm {
   longestToken: string | undefined;
   auditChannel: string | undefined;
   showAttendeeEmails: boolean;
+  /** Ticked after a failed Check: store the credentials that failed all the same. */
+  saveAnyway?: boolean;
 }
 
 function field(values: ViewStateValues, id: SettingsField) {
@@ -63,6 +73,9 @@ export function readSettingsForm(values: ViewStateValues): SettingsForm {
     showAttendeeEmails: (field(values, SETTINGS_FIELDS.privacy)?.selected_options ?? []).some(
       (o) => o.value === SHOW_EMAILS,
     ),
+    saveAnyway: (
+      values[SETTINGS_BLOCKS.saveAnyway]?.[SETTINGS_BLOCKS.saveAnyway]?.selected_options ?? []
+    ).some((o) => o.value === SAVE_ANYWAY),
   };
 }
 
@@ -160,4 +173,24 @@ export function applySettingsForm(
   if (stored.privacy.showAttendeeEmails !== next.privacy.showAttendeeEmails)
     changed.push("privacy");
   return { ok: true, settings: next, changed };
+}
+
+/** Which fields hold each service's credentials, as SettingsChange names them. */
+const CREDENTIALS: Record<CheckedService, readonly SettingsChange[]> = {
+  relay: ["relayUsername", "relayPassword"],
+  events: ["eventsAppKey", "eventsAppSecret"],
+};
+
+/**
+ * The services whose credentials the last Check found wrong and that Save would now store
+ * changed: those need the admin's "save anyway" first. Credentials left as stored are not asked
+ * about (saving changes nothing for them).
+ */
+export function unconfirmedFailures(
+  failed: readonly CheckedService[],
+  changed: readonly SettingsChange[],
+  form: Pick<SettingsForm, "saveAnyway">,
+): CheckedService[] {
+  if (form.saveAnyway) return [];
+  return failed.filter((s) => CREDENTIALS[s].some((f) => changed.includes(f)));
 }

@@ -25,7 +25,15 @@ export interface UsergroupChoice {
 export interface SettingsMeta {
   /** Where the admin ran the command, for the ephemeral "saved" answer. */
   channel?: string;
+  /** The services whose credentials the last Check found wrong: Save asks before storing them. */
+  failed?: CheckedService[];
 }
+
+export const CHECKED_SERVICES = ["relay", "events"] as const;
+export type CheckedService = (typeof CHECKED_SERVICES)[number];
+
+/** The confirmation's one checkbox value. */
+export const SAVE_ANYWAY = "save_anyway";
 
 /** What the Check found, one line per service; "running" while it works. */
 export type CheckOutcome = "running" | { lines: string[] };
@@ -206,6 +214,7 @@ export function settingsView(input: SettingsViewInput): ModalView {
       block_id: SETTINGS_BLOCKS.checkResult,
       elements: [{ type: "mrkdwn", text: checkText(input.check) }],
     },
+    ...saveAnywayInput(input.meta.failed ?? []),
     { type: "divider" },
     audienceInput(
       SETTINGS_FIELDS.whoMaySchedule,
@@ -272,13 +281,47 @@ export function settingsView(input: SettingsViewInput): ModalView {
   };
 }
 
+const SERVICE_WORDS: Record<CheckedService, string> = {
+  relay: "relay username and password",
+  events: "events app key and secret",
+};
+
+/** The services' credentials in words: "relay username and password". */
+export function servicesInWords(services: readonly CheckedService[]): string {
+  return services.map((s) => SERVICE_WORDS[s]).join(" and the ");
+}
+
+/** After a failed Check: the box that lets Save store those credentials all the same. */
+function saveAnywayInput(failed: readonly CheckedService[]): KnownBlock[] {
+  if (failed.length === 0) return [];
+  const option = {
+    text: plain(`Save them even though Check failed`, 75),
+    value: SAVE_ANYWAY,
+  };
+  return [
+    {
+      type: "input",
+      block_id: SETTINGS_BLOCKS.saveAnyway,
+      optional: true,
+      label: plain(`Check failed for the ${servicesInWords(failed)}`, 2000),
+      hint: plain("Fix them and press Check again, or tick this to save them as they are.", 2000),
+      element: { type: "checkboxes", action_id: SETTINGS_BLOCKS.saveAnyway, options: [option] },
+    } as KnownBlock,
+  ];
+}
+
 export function decodeSettingsMeta(raw: string | undefined): SettingsMeta {
   if (!raw) return {};
   try {
-    const v = JSON.parse(raw) as unknown;
-    if (v && typeof v === "object" && "channel" in v && typeof v.channel === "string") {
-      return { channel: v.channel };
+    const v = JSON.parse(raw) as { channel?: unknown; failed?: unknown } | null;
+    if (!v || typeof v !== "object") return {};
+    const out: SettingsMeta = {};
+    if (typeof v.channel === "string") out.channel = v.channel;
+    if (Array.isArray(v.failed)) {
+      const failed = CHECKED_SERVICES.filter((s) => (v.failed as unknown[]).includes(s));
+      if (failed.length > 0) out.failed = failed;
     }
+    return out;
   } catch {
     // an unreadable private_metadata only loses the ephemeral "saved" answer
   }

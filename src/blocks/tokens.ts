@@ -64,8 +64,8 @@ export function buildTokenForm(input: TokenFormInput): ModalView {
         type: "checkboxes",
         action_id: TOKEN_FIELDS.roles,
         options: roleOptions,
-        // Both preselected: the relay's own default is ROLE_READWRITE,ROLE_READONLY.
-        initial_options: roleOptions,
+        // Read only preselected: the least a token can do; writing is a choice made on purpose.
+        initial_options: roleOptions.filter((o) => o.value === "ROLE_READONLY"),
       },
     },
     {

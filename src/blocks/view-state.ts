@@ -11,6 +11,7 @@ export interface StateValue {
   type?: string;
   value?: string | null;
   selected_date_time?: number | null;
+  selected_date?: string | null;
   selected_option?: { value: string } | null;
   selected_options?: Array<{ value: string }>;
   selected_users?: string[];

@@ -20,7 +20,15 @@ export interface Directory {
   userByEmail(email: string): Promise<string | undefined>;
   /** Whether the user is a member of the channel (false when the app cannot see the channel). */
   isChannelMember(channel: string, user: string): Promise<boolean>;
+  /**
+   * Whether the app can post in the channel: "hidden" is a private channel it is not in (Slack
+   * shows it no such channel), "archived" takes no posts. Never cached: an invite takes effect
+   * at once.
+   */
+  appReach(channel: string): Promise<ChannelReach>;
 }
+
+export type ChannelReach = "ok" | "hidden" | "archived";
 
 /** Who is acting, in which workspace, and how to look people up there. */
 export interface Actor {

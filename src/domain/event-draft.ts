@@ -6,6 +6,7 @@ import type {
   RecurrencePattern,
 } from "../upstream/events/schemas.ts";
 import { emailsOf, type PersonOut } from "./people.ts";
+import { dailyOccurrences, isValidZone, wallTime } from "./time.ts";
 import { knownZone } from "./zones.ts";
 
 /**
@@ -48,6 +49,8 @@ export interface EventDraft {
   timezone?: string;
   recurrence?: "NONE" | "DAILY";
   count?: number;
+  /** A daily series's last day (YYYY-MM-DD in the event's zone): instead of a count. */
+  until?: string;
   frequency?: number;
   flags?: Partial<Record<FlagName, boolean>>;
   /** Slack user ids. */
@@ -98,21 +101,95 @@ export function validateDraft(v: EventDraft, opts: ValidateOptions): DraftErrors
     errors.timezone = "I don't know that time zone. Pick one from the list.";
   }
   if (v.recurrence === "DAILY") {
-    if (v.count === undefined) {
-      errors.count = `Say how many times the event happens (1 to ${COUNT_MAX}).`;
+    const f = v.frequency ?? 1;
+    const goodFrequency = Number.isInteger(f) && f >= 1 && f <= FREQUENCY_MAX;
+    if (!goodFrequency) {
+      errors.frequency = `Use a whole number of days from 1 to ${FREQUENCY_MAX}.`;
+    }
+    if (v.count !== undefined && v.until !== undefined) {
+      errors.until =
+        "A series ends either after a number of times or on a date: clear one of the two.";
+    } else if (v.until !== undefined) {
+      const n = v.start === undefined ? undefined : untilCount(v);
+      if (n === undefined && v.start !== undefined) {
+        errors.until = "Pick a date from the list.";
+      } else if (n !== undefined && n < 1) {
+        errors.until = "The series can't end before its first day. Pick a later date.";
+      } else if (n !== undefined && n > COUNT_MAX && goodFrequency) {
+        errors.until = `That makes ${n} occurrences; a series holds at most ${COUNT_MAX}. Pick an earlier date.`;
+      }
+    } else if (v.count === undefined) {
+      errors.count = `Say how many times the event happens (1 to ${COUNT_MAX}), or pick the date it runs until below.`;
     } else if (!Number.isInteger(v.count) || v.count < 1 || v.count > COUNT_MAX) {
       errors.count = `Use a whole number from 1 to ${COUNT_MAX}.`;
-    }
-    const f = v.frequency ?? 1;
-    if (!Number.isInteger(f) || f < 1 || f > FREQUENCY_MAX) {
-      errors.frequency = `Use a whole number of days from 1 to ${FREQUENCY_MAX}.`;
     }
   }
   return errors;
 }
 
+const DAY_MS = 86_400_000;
+
+/** The draft's zone when it is one (validateDraft says so when it is not). */
+function zoneOf(v: EventDraft): string {
+  return v.timezone && isValidZone(v.timezone) ? v.timezone : "UTC";
+}
+
+function dateParts(date: string): [number, number, number] | undefined {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(date);
+  if (!m) return undefined;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const probe = new Date(Date.UTC(y, mo - 1, d));
+  if (probe.getUTCMonth() !== mo - 1 || probe.getUTCDate() !== d) return undefined;
+  return [y, mo, d];
+}
+
+/**
+ * How many occurrences a series ending on `until` holds: those whose day (in the event's zone)
+ * is on or before it. Undefined when the draft lacks a start or the date is not one.
+ */
+export function untilCount(v: EventDraft): number | undefined {
+  if (v.start === undefined || v.until === undefined) return undefined;
+  const last = dateParts(v.until);
+  if (!last) return undefined;
+  const w = wallTime(v.start, zoneOf(v));
+  const days = Math.round(
+    (Date.UTC(last[0], last[1] - 1, last[2]) - Date.UTC(w.year, w.month - 1, w.day)) / DAY_MS,
+  );
+  if (days < 0) return 0;
+  const f = v.frequency && v.frequency > 0 ? v.frequency : 1;
+  return Math.floor(days / f) + 1;
+}
+
+/**
+ * The service's endDate for a series ending on `until`: the end of its last occurrence (its
+ * start's local time on that day, in the event's zone, plus the event's length), so the series
+ * ends when its last occurrence does, whichever way the service reads the date.
+ */
+export function untilEndDate(v: EventDraft): number | undefined {
+  const n = untilCount(v);
+  if (n === undefined || n < 1 || v.start === undefined) return undefined;
+  const zone = zoneOf(v);
+  const starts = dailyOccurrences(v.start, zone, v.frequency ?? 1, n, n);
+  const lastStart = starts.at(-1) ?? v.start;
+  return lastStart + Math.max(0, (v.end ?? v.start) - v.start);
+}
+
 export function recurrenceOf(v: EventDraft): RecurrencePattern | undefined {
-  if (v.recurrence !== "DAILY" || v.count === undefined) return undefined;
+  if (v.recurrence !== "DAILY") return undefined;
+  if (v.until !== undefined) {
+    const endDate = untilEndDate(v);
+    if (endDate === undefined) return undefined;
+    return {
+      recurrenceType: "DAILY",
+      endDate,
+      recurrenceCount: 0,
+      frequency: v.frequency ?? 1,
+      daysOfWeekMask: 0,
+      dayOfMonth: 0,
+      weekOfMonth: "NONE",
+    };
+  }
+  if (v.count === undefined) return undefined;
   return {
     recurrenceType: "DAILY",
     endDate: null,
@@ -162,13 +239,14 @@ function sameEmails(a: readonly PersonOut[], b: readonly unknown[]): boolean {
 }
 
 function sameRecurrence(a: RecurrencePattern | undefined, b: RecurrencePattern | null | undefined) {
-  if (!a) return !b || b.recurrenceCount <= 1;
+  if (!a) return !b || (b.endDate === null && b.recurrenceCount <= 1);
   if (!b) return false;
   return (
     a.recurrenceType === b.recurrenceType &&
-    a.recurrenceCount === b.recurrenceCount &&
     a.frequency === b.frequency &&
-    b.endDate === null
+    (a.endDate === null
+      ? b.endDate === null && a.recurrenceCount === b.recurrenceCount
+      : b.endDate === a.endDate)
   );
 }
 
@@ -225,8 +303,21 @@ export function diffEvent(before: Event, v: EventDraft, people: EventPatchPeople
 
 /** The form's values from the event as the service has it (people still as e-mails). */
 export function valuesFromEvent(e: Event): EventDraft {
-  const daily =
-    e.recurrencePattern?.recurrenceType === "DAILY" && e.recurrencePattern.recurrenceCount > 1;
+  const p = e.recurrencePattern;
+  const byDate = p?.recurrenceType === "DAILY" && p.endDate !== null;
+  const daily = p?.recurrenceType === "DAILY" && (p.recurrenceCount > 1 || byDate);
+  if (byDate && p && p.endDate !== null) {
+    // The last occurrence's day: endDate is its end (see untilEndDate), less the event's length.
+    const zone = isValidZone(e.timezone) ? e.timezone : "UTC";
+    const w = wallTime(p.endDate - Math.max(0, e.end - e.start), zone);
+    const pad = (n: number) => String(n).padStart(2, "0");
+    return {
+      ...valuesFromEvent({ ...e, recurrencePattern: null }),
+      recurrence: "DAILY",
+      until: `${w.year}-${pad(w.month)}-${pad(w.day)}`,
+      frequency: p.frequency,
+    };
+  }
   return {
     title: e.title,
     description: e.description,

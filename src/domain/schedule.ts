@@ -4,26 +4,34 @@ import type { Event } from "../upstream/events/schemas.ts";
 import { effectiveSettings, requireAllowed, requireLinked, withUserToken } from "./access.ts";
 import { actorName, audit } from "./audit.ts";
 import type { Actor } from "./directory.ts";
-import { DEFAULT_REMINDERS, type EventDraft, toEventInput } from "./event-draft.ts";
+import { DEFAULT_REMINDERS, type EventDraft, TITLE_MAX, toEventInput } from "./event-draft.ts";
 import { afterChange, timesOf } from "./event-record.ts";
-import { requireMayPostIn } from "./notify.ts";
+import { requireLiveChannel } from "./notify.ts";
 import { slackUsersToPeople } from "./people.ts";
+import { readScheduleText } from "./schedule-text.ts";
 import { subscribeChannel } from "./subscriptions.ts";
 import { userText } from "./text.ts";
 import { DEFAULT_ZONE, knownZone } from "./zones.ts";
 
 const HOUR = 3_600_000;
 
-/** What a fresh schedule form starts with, after checking the actor may schedule at all. */
-export async function startScheduling(deps: Deps, actor: Actor): Promise<EventDraft> {
+/**
+ * What a fresh schedule form starts with, after checking the actor may schedule at all. `text`
+ * is what was typed after `/onair schedule`: a day and time at its front and a title after them
+ * fill those fields (see schedule-text.ts).
+ */
+export async function startScheduling(deps: Deps, actor: Actor, text = ""): Promise<EventDraft> {
   const settings = await effectiveSettings(deps, actor.team);
   await requireAllowed(actor, settings, "schedule");
   const profile = await actor.directory.profile(actor.user);
   await requireLinked(deps, actor);
   const zone = knownZone(profile.tz) ? profile.tz : DEFAULT_ZONE;
   // Next full hour, one hour long: a sensible start the organizer adjusts.
-  const start = Math.ceil((deps.now() + HOUR / 2) / HOUR) * HOUR;
+  const next = Math.ceil((deps.now() + HOUR / 2) / HOUR) * HOUR;
+  const typed = readScheduleText(text, zone, deps.now(), next);
+  const start = typed.start ?? next;
   return {
+    ...(typed.title ? { title: typed.title.slice(0, TITLE_MAX * 2) } : {}),
     timezone: zone,
     start,
     end: start + HOUR,
@@ -53,7 +61,7 @@ export async function scheduleEvent(
   await requireAllowed(actor, settings, "schedule");
   // The form's channel gets the live card: the same rule as /onair notify, before anything
   // is created upstream.
-  if (draft.channel) await requireMayPostIn(actor, draft.channel, fromChannel);
+  if (draft.channel) await requireLiveChannel(actor, draft.channel, fromChannel);
   const link = await requireLinked(deps, actor);
   const [panelists, moderators] = await Promise.all([
     slackUsersToPeople(actor.directory, draft.panelists ?? []),

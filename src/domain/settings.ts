@@ -78,6 +78,8 @@ export interface CheckLine {
   ok: boolean;
   service: string;
   detail: string;
+  /** Which credentials the line is about; absent when there were none to check. */
+  id?: "relay" | "events";
 }
 
 /**
@@ -111,11 +113,12 @@ export async function checkCredentials(
       return {
         ok: true,
         service,
+        id: "relay",
         detail: `${self.label} (${self.name}), point of contact ${self.pointOfContact}.`,
       };
     } catch (err) {
       deps.logger.info({ err }, "settings check: relay failed");
-      return { ok: false, service, detail: userMessageOf(err) };
+      return { ok: false, service, id: "relay", detail: userMessageOf(err) };
     }
   };
   const events = async (): Promise<CheckLine> => {
@@ -126,11 +129,12 @@ export async function checkCredentials(
       return {
         ok: true,
         service,
+        id: "events",
         detail: `the app key works; enterprise token granted (enterprise ${grant.enterpriseId}).`,
       };
     } catch (err) {
       deps.logger.info({ err }, "settings check: events failed");
-      return { ok: false, service, detail: userMessageOf(err) };
+      return { ok: false, service, id: "events", detail: userMessageOf(err) };
     }
   };
   return Promise.all([relay(), events()]);

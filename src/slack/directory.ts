@@ -184,6 +184,16 @@ export class DirectoryCaches {
             throw err;
           }
         })) ?? undefined,
+      appReach: async (channel) => {
+        try {
+          const res = await web.conversations.info({ channel });
+          return res.channel?.is_archived ? "archived" : "ok";
+        } catch (err) {
+          if (slackErrorName(err) === "channel_not_found") return "hidden";
+          if (isRateLimited(err)) throw busy(err);
+          throw err;
+        }
+      },
       isChannelMember: (channel, user) =>
         cached(this.members, `m:${channel}:${user}`, async () => {
           let cursor: string | undefined;

@@ -22,6 +22,8 @@ export const METHOD_SCOPES = {
   "usergroups.users.list": "usergroups:read",
   // Who may send an event's live card to a channel: a member of it (src/slack/directory.ts).
   "conversations.members": ["channels:read", "groups:read"],
+  // Can the app post where the live card would go (a private channel it was not invited to)?
+  "conversations.info": ["channels:read", "groups:read"],
   // On notify, into a public channel it is not in yet: members' posts can be read back after a
   // crash (conversations.history / replies below), which chat:write.public alone does not allow.
   "conversations.join": "channels:join",

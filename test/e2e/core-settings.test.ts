@@ -1,6 +1,11 @@
 import type { CallRecord } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SETTINGS_ACTIONS, SETTINGS_FIELDS, SETTINGS_VIEW } from "../../src/ids.ts";
+import {
+  SETTINGS_ACTIONS,
+  SETTINGS_BLOCKS,
+  SETTINGS_FIELDS,
+  SETTINGS_VIEW,
+} from "../../src/ids.ts";
 import { enterpriseTokenKey, userTokenKey } from "../../src/upstream/events/tokens.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
@@ -122,6 +127,58 @@ describe("/onair settings", () => {
     // What the admin typed survives the update.
     const state = topModal(USERS.admin).view.state.values[SETTINGS_FIELDS.relayPassword];
     expect(state?.[SETTINGS_FIELDS.relayPassword]?.value).toBe("wrong-password-123");
+  });
+
+  it("Save after a failing Check asks before storing those credentials", async () => {
+    await openSettings(USERS.admin);
+    type(USERS.admin, SETTINGS_FIELDS.relayPassword, "wrong-password-123");
+    const since = h.emulator.calls.length;
+    await h.driver.blockAction({ user: USERS.admin, action_id: SETTINGS_ACTIONS.check });
+    const done = await h.emulator.waitForCall(
+      (c) => c.method === "views.update" && viewText(c).includes(":x: *Relay:*"),
+      { since, timeoutMs: 5_000 },
+    );
+    expect(viewText(done)).toContain("Check failed for the relay username and password");
+    const before = await h.app.store.settings.get(TEAM);
+    const res = await h.driver.viewSubmission({ user: USERS.admin });
+    expect(res.outcome.action).toBe("errors");
+    const errors = (res.body as { errors: Record<string, string> }).errors;
+    expect(Object.keys(errors)).toEqual([SETTINGS_BLOCKS.saveAnyway]);
+    expect(errors[SETTINGS_BLOCKS.saveAnyway]).toMatch(
+      /Check just failed for the relay username and password you typed, so nothing was saved/,
+    );
+    expect(await h.app.store.settings.get(TEAM)).toEqual(before);
+    // Ticked, the same values are saved: the admin's call.
+    const saved = h.emulator.calls.length;
+    const ok = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [SETTINGS_BLOCKS.saveAnyway]: ["save_anyway"] },
+    });
+    expect(ok.outcome.action).toBe("closed");
+    await h.emulator.waitForCall((c) => /settings are saved/.test(String(c.args.text ?? "")), {
+      since: saved,
+      timeoutMs: 5_000,
+    });
+    expect((await h.app.store.settings.get(TEAM))?.relayPassword).toBe("wrong-password-123");
+    // Put back what the other tests expect: nothing stored.
+    await h.app.store.settings.delete(TEAM);
+  });
+
+  it("a failing Check of credentials left as stored asks nothing at Save", async () => {
+    await openSettings(USERS.admin);
+    h.sandbox.control.addFault({ service: "relay", status: 503, times: 1 });
+    const since = h.emulator.calls.length;
+    await h.driver.blockAction({ user: USERS.admin, action_id: SETTINGS_ACTIONS.check });
+    await h.emulator.waitForCall(
+      (c) => c.method === "views.update" && viewText(c).includes(":x: *Relay:*"),
+      { since, timeoutMs: 5_000 },
+    );
+    const res = await h.driver.viewSubmission({
+      user: USERS.admin,
+      values: { [SETTINGS_FIELDS.longestToken]: "7d" },
+    });
+    expect(res.outcome.action).toBe("closed");
+    await h.app.store.settings.delete(TEAM);
   });
 
   it("answers bad values with inline errors and saves nothing", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { EVENT_FIELDS, VIEWS } from "../../src/ids.ts";
-import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
+import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 import {
   commandOpensModal,
@@ -22,6 +22,10 @@ afterAll(async () => {
 });
 
 const F = EVENT_FIELDS;
+const DAY = 24 * HOUR;
+/** The day a datepicker shows for an instant (the event's zone, Berlin, is an hour or two on). */
+const isoDay = (ms: number) =>
+  new Intl.DateTimeFormat("en-CA", { timeZone: "Europe/Berlin" }).format(new Date(ms));
 
 describe("/onair schedule", () => {
   it("opens the form with the user's own zone preselected and default reminders", async () => {
@@ -187,7 +191,30 @@ describe("/onair schedule", () => {
       /past/,
     ],
     ["an end before the start", { [F.end]: new Date(future(2) - HOUR) }, F.end, /after the start/],
-    ["a daily series without a count", { [F.recurrence]: "DAILY" }, F.count, /how many times/],
+    [
+      "a daily series without a count or an end date",
+      { [F.recurrence]: "DAILY" },
+      F.count,
+      /how many times .*or pick the date it runs until/,
+    ],
+    [
+      "a daily series with both a count and an end date",
+      { [F.recurrence]: "DAILY", [F.count]: "3", [F.until]: isoDay(future(9)) },
+      F.until,
+      /either after a number of times or on a date/,
+    ],
+    [
+      "a daily series ending before its first day",
+      { [F.recurrence]: "DAILY", [F.until]: isoDay(future(2) - 3 * DAY) },
+      F.until,
+      /before its first day/,
+    ],
+    [
+      "a daily series running past 365 occurrences",
+      { [F.recurrence]: "DAILY", [F.until]: isoDay(future(2) + 400 * DAY) },
+      F.until,
+      /at most 365/,
+    ],
   ])("keeps the modal open with an inline error for %s", async (_name, bad, block, message) => {
     await commandOpensModal(h, USERS.kei, CHANNELS.general, "schedule", VIEWS.event);
     const start = future(2);
@@ -206,6 +233,68 @@ describe("/onair schedule", () => {
     expect(Object.keys(errors)).toEqual([block]);
     expect(errors[block]).toMatch(message);
     await h.driver.viewClosed({ user: USERS.kei });
+  });
+
+  it("a daily series until a date: the service gets its endDate and no count; edit keeps it", async () => {
+    await commandOpensModal(h, USERS.omar, CHANNELS.general, "schedule", VIEWS.event);
+    const start = future(3, 12);
+    const since = h.emulator.calls.length;
+    h.sandbox.control.clearLog();
+    const res = await h.driver.viewSubmission({
+      user: USERS.omar,
+      values: {
+        [F.title]: "Every other day until",
+        [F.start]: new Date(start),
+        [F.end]: new Date(start + HOUR),
+        [F.timezone]: "Europe/Berlin",
+        [F.recurrence]: "DAILY",
+        [F.frequency]: "2",
+        [F.until]: isoDay(start + 6 * DAY),
+      },
+    });
+    expect(res.outcome.action).toBe("closed");
+    await waitFor(h, isMessageTo(USERS.omar, /Scheduled/), since);
+    const create = h.sandbox.control
+      .log()
+      .find((e) => e.method === "POST" && /\/events$/.test(e.path));
+    // Days 0, 2, 4 and 6: the series ends when the fourth occurrence does.
+    expect(create?.body).toMatchObject({
+      recurrencePattern: {
+        recurrenceType: "DAILY",
+        frequency: "2",
+        endDate: start + 6 * DAY + HOUR,
+      },
+    });
+    expect(
+      (create?.body as { recurrencePattern?: Record<string, unknown> } | undefined)
+        ?.recurrencePattern,
+    ).not.toHaveProperty("recurrenceCount");
+    const id = (await h.app.store.events.list(TEAM)).find(
+      (r) => r.title === "Every other day until",
+    )?.eventId;
+    const form = await commandOpensModal(
+      h,
+      USERS.omar,
+      CHANNELS.general,
+      `edit ${id}`,
+      VIEWS.event,
+    );
+    const blocks = viewOf(form).blocks as Array<{
+      block_id?: string;
+      element?: Record<string, unknown>;
+    }>;
+    const el = (b: string) => blocks.find((x) => x.block_id === b)?.element ?? {};
+    expect(el(F.until).initial_date).toBe(isoDay(start + 6 * DAY));
+    expect((el(F.recurrence).initial_option as { value: string }).value).toBe("DAILY");
+    h.sandbox.control.clearLog();
+    const s2 = h.emulator.calls.length;
+    await h.driver.viewSubmission({
+      user: USERS.omar,
+      values: { [F.title]: "Every other day, renamed" },
+    });
+    await waitFor(h, isMessageTo(USERS.omar, /Saved: title\./), s2);
+    const put = h.sandbox.control.log().find((e) => e.method === "PUT");
+    expect(put?.body).toEqual({ title: "Every other day, renamed" });
   });
 
   it("previews the next dates in the event's zone, across a daylight-saving change", async () => {

@@ -9,6 +9,7 @@ import { publishHome } from "../home.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { decodeMeta } from "../modal.ts";
 import { tellUser } from "../reply.ts";
+import { claimSubmission } from "../views/once.ts";
 import type { ActionArgs } from "./event-opener.ts";
 
 /**
@@ -24,6 +25,23 @@ export function register(app: App, kit: ListenerKit): void {
       const view = body.view;
       const meta = decodeMeta(view?.private_metadata);
       const actor = actorOf(kit, context, body.user.id, client, body.team?.id);
+      // A double press of the red button (or a press Slack sent again) cancels once; the first
+      // press's modal says how it went.
+      if (view) {
+        const claim = await claimSubmission(deps, actor.team, view, CANCEL_ACTIONS.yes);
+        if (claim === "repeat") return;
+        if (claim === "unavailable") {
+          await tellUser(
+            client,
+            actor.user,
+            {
+              text: "On Air could not record your cancel just now, so nothing was done. Press *Yes, cancel it* again in a moment.",
+            },
+            meta.channel,
+          );
+          return;
+        }
+      }
       const tell = (text: string) => tellUser(client, actor.user, { text }, meta.channel);
       // The modal stops offering the button at once and says how it went.
       const show = async (text: string) => {

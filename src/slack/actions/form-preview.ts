@@ -1,8 +1,8 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
-import { recurrencePreview } from "../../blocks/event-form.ts";
 import { readEventForm } from "../../blocks/event-form-read.ts";
 import type { KnownBlock, ModalView } from "../../blocks/kit.ts";
+import { recurrencePreview } from "../../blocks/recurrence.ts";
 import type { ViewStateValues } from "../../blocks/view-state.ts";
 import { EVENT_BLOCKS, EVENT_FIELDS, VIEWS } from "../../ids.ts";
 import { isPlatformError } from "../../slack-errors.ts";
@@ -57,6 +57,7 @@ export function register(app: App, kit: ListenerKit): void {
     EVENT_FIELDS.recurrence,
     EVENT_FIELDS.count,
     EVENT_FIELDS.frequency,
+    EVENT_FIELDS.until,
   ]) {
     app.action<BlockAction>(
       id,

@@ -1,6 +1,11 @@
 import type { AllMiddlewareArgs, App, BlockAction, SlackActionMiddlewareArgs } from "@slack/bolt";
 import type { WebClient } from "@slack/web-api";
-import { type CheckOutcome, checkLine, decodeSettingsMeta } from "../../blocks/settings.ts";
+import {
+  type CheckOutcome,
+  checkLine,
+  decodeSettingsMeta,
+  type SettingsMeta,
+} from "../../blocks/settings.ts";
 import { readSettingsForm, type ViewStateValues } from "../../blocks/settings-form.ts";
 import { userMessageOf } from "../../domain/errors.ts";
 import { checkCredentials } from "../../domain/settings.ts";
@@ -59,9 +64,9 @@ export function register(app: App, kit: ListenerKit): void {
       if (!view) return;
       const actor = actorOf(kit, context, body.user.id, client, body.team?.id);
       const meta = decodeSettingsMeta(view.private_metadata);
-      const render = async (check: CheckOutcome) => {
+      const render = async (check: CheckOutcome, shownMeta: SettingsMeta = meta) => {
         // Same block ids: Slack keeps what the admin has typed so far.
-        const next = await renderSettings(kit, client, actor, meta, check);
+        const next = await renderSettings(kit, client, actor, shownMeta, check);
         await client.views.update({ view_id: view.id, view: next });
       };
       try {
@@ -71,9 +76,14 @@ export function register(app: App, kit: ListenerKit): void {
           checkCredentials(kit.deps, actor, form),
           checkSlackScopes(kit, client),
         ]);
-        await render({
-          lines: [...upstream.map((l) => checkLine(l.ok, l.service, l.detail)), slack],
-        });
+        // Save asks before storing credentials this Check just found wrong (the form's meta
+        // carries which, since the values typed are never sent back to the app).
+        const failed = upstream.flatMap((l) => (l.ok || !l.id ? [] : [l.id]));
+        const { failed: _before, ...rest } = meta;
+        await render(
+          { lines: [...upstream.map((l) => checkLine(l.ok, l.service, l.detail)), slack] },
+          failed.length > 0 ? { ...rest, failed } : rest,
+        );
       } catch (err) {
         kit.deps.logger.info({ err }, "settings check refused or failed");
         await render({ lines: [checkLine(false, "Check", userMessageOf(err))] }).catch(

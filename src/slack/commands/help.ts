@@ -5,14 +5,17 @@ import type { CommandContext } from "./context.ts";
 /** Each subcommand's arguments (if any) and what it does, for help and the composer's hints. */
 export const HELP: Readonly<Record<Subcommand, { args?: string; what: string }>> = {
   help: { what: "show this list" },
-  schedule: { what: "schedule a live event (opens a form)" },
+  schedule: {
+    args: "[when] [title]",
+    what: "schedule a live event (opens a form; `tomorrow 3pm Demo` fills in the start and title)",
+  },
   edit: { args: "<event>", what: "change an event you organize" },
   cancel: { args: "<event>", what: "cancel an event (asks first)" },
   list: { what: "your upcoming events" },
   show: { args: "<event>", what: "an event's details and links, only for you" },
   notify: {
-    args: "<event> [#channel]",
-    what: "post the event's live card and attendee activity to a channel",
+    args: "<event> [#channel] [off|counter|digest|every]",
+    what: "post the event's live card to a channel; the last word sets the attendee notices in its thread: off, counter (a running count), digest (grouped) or every (each join and leave)",
   },
   mute: { args: "<event>", what: "stop live notices for an event in this channel" },
   link: { what: "link your Slack account to your events account (by your Slack e-mail)" },

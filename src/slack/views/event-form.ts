@@ -2,14 +2,17 @@ import type { AllMiddlewareArgs, App, SlackViewMiddlewareArgs } from "@slack/bol
 import type { WebClient } from "@slack/web-api";
 import { buildEventForm } from "../../blocks/event-form.ts";
 import { draftErrorsToBlocks, readEventForm } from "../../blocks/event-form-read.ts";
+import type { KnownBlock } from "../../blocks/kit.ts";
 import { buildOrganizerDetails } from "../../blocks/organizer-details.ts";
 import type { ViewStateValues } from "../../blocks/view-state.ts";
 import type { Actor } from "../../domain/directory.ts";
 import { saveEdit, startEditing } from "../../domain/edit.ts";
-import { isUserMistake, plainMessage, userMessageOf } from "../../domain/errors.ts";
+import { isUserMistake, plainMessage } from "../../domain/errors.ts";
 import { type EventDraft, validateDraft } from "../../domain/event-draft.ts";
-import { requireMayPostIn } from "../../domain/notify.ts";
+import { fieldTextOf, requireLiveChannel } from "../../domain/notify.ts";
 import { scheduleEvent, startScheduling } from "../../domain/schedule.ts";
+import { escapeMrkdwn, truncate } from "../../domain/text.ts";
+import { formatInZone } from "../../domain/time.ts";
 import { zoneChoices } from "../../domain/zones.ts";
 import { EVENT_FIELDS, VIEWS } from "../../ids.ts";
 import { UpstreamError } from "../../upstream/errors.ts";
@@ -17,7 +20,8 @@ import { reportFailure } from "../failure.ts";
 import { publishHome } from "../home.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { decodeMeta, encodeMeta, type FlowMeta, openThenFill } from "../modal.ts";
-import { quietClient, tellUser } from "../reply.ts";
+import { type Message, quietClient, tellUser } from "../reply.ts";
+import { claimSubmission, unavailableText } from "./once.ts";
 
 /** The schedule form: opened by `/onair schedule`, the global shortcut and App Home. */
 export async function openScheduleForm(
@@ -26,17 +30,33 @@ export async function openScheduleForm(
   actor: Actor,
   triggerId: string,
   channel?: string,
+  text = "",
 ): Promise<void> {
   await openThenFill(kit.deps, client, triggerId, "Schedule an event", async () => {
-    const draft = await startScheduling(kit.deps, actor);
+    const draft = await startScheduling(kit.deps, actor, text);
     const meta: FlowMeta = channel ? { channel } : {};
     return buildEventForm({
       mode: "create",
       privateMetadata: encodeMeta(meta),
       zones: zoneChoices([draft.timezone]),
       values: draft,
+      ...(text.trim() ? { notes: [typedNote(text, draft)] } : {}),
     });
   });
+}
+
+/** Says what the form took from the command's text, so nothing typed is silently dropped. */
+function typedNote(text: string, draft: EventDraft): string {
+  const title = draft.title ? `the title “${escapeMrkdwn(truncate(draft.title, 200))}”` : "";
+  const typed = `“${escapeMrkdwn(truncate(text.trim(), 200))}”`;
+  const start =
+    draft.start !== undefined && draft.timezone
+      ? `the start ${formatInZone(draft.start, draft.timezone)} (${escapeMrkdwn(draft.timezone)})`
+      : "";
+  const taken = [title, start].filter(Boolean);
+  if (taken.length === 0)
+    return `:memo: From ${typed} nothing could be read; fill in the form below.`;
+  return `:memo: From ${typed}: ${taken.join(" and ")}${start ? "" : "; pick the start below"}. Check ${taken.length > 1 ? "them" : "it"} before you press *Schedule*.`;
 }
 
 /** The edit form: opened by `/onair edit`, the card's Edit button and the list's menu. */
@@ -72,6 +92,31 @@ export async function openEditForm(
   });
 }
 
+/** How much of a description the confirmation quotes (a section holds 3,000 characters). */
+const DESCRIPTION_SHOWN = 1_500;
+
+/**
+ * The confirmation quotes the description the organizer just typed, escaped (their text is never
+ * mrkdwn), under the title. Details that already carry it are left as they are.
+ */
+function withDescription(details: Message, description: string): Message {
+  const text = escapeMrkdwn(truncate(description.trim(), DESCRIPTION_SHOWN));
+  const blocks = details.blocks ?? [];
+  if (text === "" || JSON.stringify(blocks).includes(JSON.stringify(text).slice(1, -1))) {
+    return details;
+  }
+  const quote: KnownBlock = {
+    type: "section",
+    // verbatim: a URL in it stays the organizer's text, as everywhere their text is shown.
+    text: { type: "mrkdwn", text: `*Description:*\n${text}`, verbatim: true },
+  };
+  const header = blocks.findIndex((b) => b.type === "header");
+  return {
+    ...details,
+    blocks: [...blocks.slice(0, header + 1), quote, ...blocks.slice(header + 1)],
+  };
+}
+
 function missingNote(missing: readonly string[]): string {
   return missing.length
     ? ` ${missing.map((u) => `<@${u}>`).join(", ")} could not be invited: no e-mail on their Slack profile.`
@@ -92,7 +137,7 @@ async function schedule(
   await tellUser(
     quietClient(deps, client),
     actor.user,
-    buildOrganizerDetails(done.event, heading),
+    withDescription(buildOrganizerDetails(done.event, heading), done.event.description),
     meta.channel,
   );
   if (ch?.failed) {
@@ -206,17 +251,30 @@ export function register(app: App, kit: ListenerKit): void {
       if (!meta.eventId && draft.channel) {
         // Said under the field, with the form still open: who may post where.
         try {
-          await requireMayPostIn(actor, draft.channel, meta.channel);
+          await requireLiveChannel(actor, draft.channel, meta.channel);
         } catch (err) {
           if (!isUserMistake(err)) throw err;
           await ack({
             response_action: "errors",
-            errors: { [EVENT_FIELDS.channel]: userMessageOf(err) },
+            errors: { [EVENT_FIELDS.channel]: fieldTextOf(err) },
           });
           return;
         }
       }
+      // After every check that answers the same for the same view state: a repeat of this
+      // submission is answered as the first was (closed) and creates or saves nothing.
+      const claim = await claimSubmission(kit.deps, actor.team, view);
+      if (claim === "unavailable") {
+        await ack({
+          response_action: "errors",
+          errors: {
+            [EVENT_FIELDS.title]: unavailableText(meta.eventId ? "Save changes" : "Schedule"),
+          },
+        });
+        return;
+      }
       await ack();
+      if (claim === "repeat") return;
       const run = meta.eventId ? edit : schedule;
       await run(kit, client, actor, meta, draft).catch(async (err: unknown) => {
         // The events service failed (a 503, a timeout): the form comes back with everything

@@ -3,14 +3,16 @@ import type { WebClient } from "@slack/web-api";
 import { buildNotifyForm, readNotifyForm } from "../../blocks/dialogs.ts";
 import type { ViewStateValues } from "../../blocks/view-state.ts";
 import type { Actor } from "../../domain/directory.ts";
+import { isUserMistake } from "../../domain/errors.ts";
 import { loadManaged } from "../../domain/event-record.ts";
-import { notifyChannel } from "../../domain/notify.ts";
+import { fieldTextOf, notifyChannel, requireLiveChannel } from "../../domain/notify.ts";
 import { userText } from "../../domain/text.ts";
-import { VIEWS } from "../../ids.ts";
+import { NOTIFY_FIELDS, VIEWS } from "../../ids.ts";
 import { reportFailure } from "../failure.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { decodeMeta, encodeMeta, openThenFill } from "../modal.ts";
 import { tellUser } from "../reply.ts";
+import { claimSubmission, unavailableText } from "./once.ts";
 
 /** The card's Notify button: pick a channel (and reminders), then the event subscribes it. */
 export async function openNotifyForm(
@@ -40,9 +42,29 @@ export function register(app: App, kit: ListenerKit): void {
         await ack({ response_action: "errors", errors: form.errors });
         return;
       }
-      await ack();
-      const meta = decodeMeta(view.private_metadata);
       const actor = actorOf(kit, context, body.user.id, client, body.team?.id);
+      const meta = decodeMeta(view.private_metadata);
+      // Said under the field, with the form still open: who may post where, and where the app can.
+      try {
+        await requireLiveChannel(actor, form.channel, meta.channel);
+      } catch (err) {
+        if (!isUserMistake(err)) throw err;
+        await ack({
+          response_action: "errors",
+          errors: { [NOTIFY_FIELDS.channel]: fieldTextOf(err) },
+        });
+        return;
+      }
+      const claim = await claimSubmission(deps, actor.team, view);
+      if (claim === "unavailable") {
+        await ack({
+          response_action: "errors",
+          errors: { [NOTIFY_FIELDS.channel]: unavailableText("Notify") },
+        });
+        return;
+      }
+      await ack();
+      if (claim === "repeat") return;
       const tell = (text: string) => tellUser(client, actor.user, { text }, meta.channel);
       try {
         const record = await notifyChannel(deps, actor, {

@@ -5,6 +5,7 @@ import {
   decodeSettingsMeta,
   SETTINGS_TITLE,
   type SettingsMeta,
+  servicesInWords,
   settingsView,
 } from "../../blocks/settings.ts";
 import {
@@ -12,18 +13,20 @@ import {
   readSettingsForm,
   type SettingsChange,
   type SettingsForm,
+  unconfirmedFailures,
   type ViewStateValues,
 } from "../../blocks/settings-form.ts";
 import type { Deps } from "../../deps.ts";
 import { requireAdmin, withDefaultCredentials } from "../../domain/access.ts";
 import type { Actor } from "../../domain/directory.ts";
 import { saveSettings, startSettings } from "../../domain/settings.ts";
-import { SETTINGS_FIELDS, SETTINGS_VIEW } from "../../ids.ts";
+import { SETTINGS_BLOCKS, SETTINGS_FIELDS, SETTINGS_VIEW } from "../../ids.ts";
 import type { Settings } from "../../store/index.ts";
 import { reportFailure } from "../failure.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { openThenFill } from "../modal.ts";
 import { tellUser } from "../reply.ts";
+import { claimSubmission, unavailableText } from "./once.ts";
 
 /** usergroups.list must not hold the modal past its trigger; without it the groups are missing. */
 export const USERGROUPS_BUDGET_MS = 1_000;
@@ -97,12 +100,32 @@ export function register(app: App, kit: ListenerKit): void {
         await ack({ response_action: "errors", errors: result.errors });
         return;
       }
-      await ack();
       const meta = decodeSettingsMeta(view.private_metadata);
+      const changed = changedFromShown(deps, stored, form);
+      const unconfirmed = unconfirmedFailures(meta.failed ?? [], changed, form);
+      if (unconfirmed.length > 0) {
+        await ack({
+          response_action: "errors",
+          errors: {
+            [SETTINGS_BLOCKS.saveAnyway]: `Check just failed for the ${servicesInWords(unconfirmed)} you typed, so nothing was saved. Fix them and press Check again, or tick this box to save them anyway.`,
+          },
+        });
+        return;
+      }
+      const claim = await claimSubmission(deps, actor.team, view);
+      if (claim === "unavailable") {
+        await ack({
+          response_action: "errors",
+          errors: { [SETTINGS_FIELDS.eventsKey]: unavailableText("Save") },
+        });
+        return;
+      }
+      await ack();
+      if (claim === "repeat") return;
       const tell = (text: string) => tellUser(client, actor.user, { text }, meta.channel);
       try {
         // The modal only opens for admins; a forged submission from anyone else changes nothing.
-        await saveSettings(deps, actor, result.settings, changedFromShown(deps, stored, form));
+        await saveSettings(deps, actor, result.settings, changed);
         await tell(
           "On Air's settings are saved. Run `/onair settings` and press Check to test the credentials.",
         );

@@ -20,6 +20,11 @@ import { publishHome } from "../home.ts";
 import { actorOf, type ListenerKit } from "../kit.ts";
 import { openThenFill } from "../modal.ts";
 import { quietClient } from "../reply.ts";
+import { claimSubmission, unavailableText } from "./once.ts";
+
+/** The answer to a token form that reached the app a second time. */
+export const REPEATED_MINT_TEXT =
+  "This form reached On Air twice; it was acted on once, so at most one token was minted. It is shown only in the window under this one (or in your DM with On Air, if that window was closed). Close this one to get back to it.";
 
 /** The token form: opened by `/onair token` and App Home. */
 export async function openTokenForm(
@@ -83,6 +88,23 @@ export function register(app: App, kit: ListenerKit): void {
       const checked = checkTokenDraft(draft, settings, RELAY_ROLES);
       if ("errors" in checked) {
         await ack({ response_action: "errors", errors: tokenErrorsToBlocks(checked.errors) });
+        return;
+      }
+      const claim = await claimSubmission(deps, actor.team, view);
+      if (claim === "unavailable") {
+        await ack({
+          response_action: "errors",
+          errors: { [TOKEN_FIELDS.roles]: unavailableText("Mint token") },
+        });
+        return;
+      }
+      if (claim === "repeat") {
+        // On top, never in place: the window under it holds the one token (or says how it went)
+        // and must not be replaced; nothing here shows or mints a token.
+        await ack({
+          response_action: "push",
+          view: buildNoticeModal("Mint a relay token", REPEATED_MINT_TEXT),
+        });
         return;
       }
       await ack({
