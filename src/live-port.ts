@@ -9,8 +9,13 @@ export interface AttendanceFigures {
   peak: number;
   unique: number;
   present: number;
-  /** Average minutes attended per unique attendee so far. */
+  /** Average minutes attended per unique attendee so far (up to the end, once ended). */
   averageMinutes: number;
+  /**
+   * When the instance ended (domain/instance-end.ts decides), if it has: every surface that
+   * shows a state says "Ended" then, never "Live now".
+   */
+  endedAt?: number;
 }
 
 /** One attendee (one endpointGuid) and their sessions, flat [join, leave (0 = still in), …]. */

@@ -158,9 +158,15 @@ export class EventRun {
       const parsed = webhookMessageSchema.safeParse(item.message);
       if (!parsed.success) continue;
       const msg: WebhookMessage = parsed.data;
-      const before = this.live.current()?.state;
+      const before = this.live.current();
+      const beforeState = before?.state;
+      const beforeEnded = before?.endedAt;
       const result = this.live.apply(msg, this.staffEmails(sub));
-      if (msg.type === "EVENT_STATE" && this.live.current()?.state !== before) stateChanged = true;
+      const now = this.live.current();
+      if (msg.type === "EVENT_STATE" && now?.state !== beforeState) stateChanged = true;
+      // Ended by this message (a later NOT_STARTED, or a new instance): the record says so too.
+      if (before && beforeEnded === undefined && before.endedAt !== undefined) stateChanged = true;
+      if (now !== before) stateChanged = true;
       if (result.notices.length === 0) continue;
       for (const ch of sub.channels) {
         const noise = noiseOf(sub, ch);
@@ -244,11 +250,12 @@ export class EventRun {
     if (!sub?.channels.includes(ch)) return this.mutedCard(ch) ? { kind: "card" } : reminder;
     // Notified again after a mute: the card is live again.
     if (c.muted) delete c.muted;
+    // Before the card: an instance the quiet rule ends now is shown ended in this very post.
+    const endCheck = checkScheduledEnd(this, Date.now());
     const card = renderCard(sub, this.live, ch);
     const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);
     if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
     if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : reminder;
-    const endCheck = checkScheduledEnd(this, Date.now());
     // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
     const settled = c.reportPosting ? reportSettledAt(this, c.reportPosting) : 0;
     const report: Action | undefined = c.threadBlocked
@@ -344,24 +351,37 @@ export class EventRun {
     );
   }
 
-  /** State per instance and figures on the shared event record, on state changes only. */
+  /**
+   * State per instance and figures on the shared event record, on state changes and ends only:
+   * the instances this run knows, each with when it ended (instance-end.ts), if it has.
+   */
   private async mirrorFigures(): Promise<void> {
-    const inst = this.live.current();
-    const state = inst?.state;
-    if (!inst || !state) return;
+    const mirrored: Record<string, EventRecord["instances"][string]> = {};
+    const at = Date.now();
+    for (const id of this.live.order) {
+      const inst = this.live.instances.get(id);
+      if (!inst?.state) continue;
+      mirrored[id] = {
+        state: inst.state,
+        present: inst.present,
+        peak: inst.peak,
+        unique: inst.unique,
+        // The current instance is the newest: readers that sort by it find it first.
+        updatedAt: id === this.live.current()?.id ? at : Math.min(at - 1, inst.lastAt),
+        ...(inst.endedAt !== undefined ? { endedAt: inst.endedAt } : {}),
+      };
+    }
+    if (Object.keys(mirrored).length === 0) return;
     await this.updateRecord("figures", (rec) => ({
       ...rec,
-      instances: {
-        ...rec.instances,
-        [inst.id]: {
-          state,
-          present: inst.present,
-          peak: inst.peak,
-          unique: inst.unique,
-          updatedAt: Date.now(),
-        },
-      },
+      instances: { ...rec.instances, ...mirrored },
     }));
+  }
+
+  /** The quiet rule ended the current instance: kept, and the shared record says so. */
+  ended(): void {
+    void this.save().catch(() => undefined);
+    void this.mirrorFigures();
   }
 
   stop(): void {

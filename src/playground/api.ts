@@ -25,7 +25,6 @@ import { COMMAND, DEFAULT_JOIN_HOST, SUBCOMMANDS } from "../ids.ts";
 import { HELP } from "../slack/commands/help.ts";
 import type { EventRecord } from "../store/records.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
-import { createLiveFigures } from "./live-figures.ts";
 
 /**
  * The playground page and its JSON API under /playground: what the acting user sees of the
@@ -210,10 +209,12 @@ function stateFor(ws: Workspace, user: string): Json {
 
 interface InstanceView {
   instanceId: string;
+  /** NOT_STARTED, PREP_EVENT, IN_EVENT, or ENDED once the instance has ended. */
   state: string;
   present: number;
   peak: number;
   unique: number;
+  endedAt?: number;
 }
 
 function latestInstance(instances: EventRecord["instances"]): InstanceView | undefined {
@@ -222,7 +223,15 @@ function latestInstance(instances: EventRecord["instances"]): InstanceView | und
   const top = list[0];
   if (!top) return undefined;
   const [instanceId, i] = top;
-  return { instanceId, state: i.state, present: i.present, peak: i.peak, unique: i.unique };
+  const endedAt = typeof i.endedAt === "number" ? i.endedAt : undefined;
+  return {
+    instanceId,
+    state: endedAt !== undefined ? "ENDED" : i.state,
+    present: i.present,
+    peak: i.peak,
+    unique: i.unique,
+    ...(endedAt !== undefined ? { endedAt } : {}),
+  };
 }
 
 export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
@@ -231,7 +240,6 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
   const changed = () => deps.onChange?.();
   /** endpointGuids present per event, newest last, so "N leave" picks real attendees. */
   const present = new Map<string, string[]>();
-  const liveFigures = createLiveFigures(() => deps.app()?.store);
 
   const app = (): OnAirApp => {
     const a = deps.app();
@@ -504,10 +512,21 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
     if (!a) return [];
     const records = await a.store.events.list(ws.team.id);
     records.sort((x, y) => y.createdAt - x.createdAt);
-    const lives = await Promise.all(records.map((r) => liveFigures(ws.team.id, r.eventId)));
+    // The live engine's figures and its word on whether the instance ended, as the card shows
+    // them; the record's mirror when the engine has none.
+    const lives = await Promise.all(records.map((r) => a.deps.live.figures(ws.team.id, r.eventId)));
     return records.map((r, n) => {
-      // The live engine's figures, as the card shows them; the record's mirror otherwise.
-      const inst = lives[n] ?? latestInstance(r.instances);
+      const f = lives[n];
+      const inst: InstanceView | undefined = f
+        ? {
+            instanceId: f.instanceId,
+            state: f.endedAt !== undefined ? "ENDED" : (f.state ?? "NOT_STARTED"),
+            present: f.present,
+            peak: f.peak,
+            unique: f.unique,
+            ...(f.endedAt !== undefined ? { endedAt: f.endedAt } : {}),
+          }
+        : latestInstance(r.instances);
       return {
         eventId: r.eventId,
         title: r.title ?? r.eventId,
@@ -520,6 +539,7 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         present: inst?.present ?? 0,
         peak: inst?.peak ?? 0,
         unique: inst?.unique ?? 0,
+        endedAt: inst?.endedAt ?? null,
       };
     });
   }
