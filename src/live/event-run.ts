@@ -20,7 +20,7 @@ import { LiveWriter } from "./live-writer.ts";
 import type { PostKind } from "./publisher.ts";
 import type { ScanProgress } from "./recover.ts";
 import { unblock } from "./refused-notice.ts";
-import { forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
+import { forgetPosted, nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
 import { checkScheduledEnd, reportDue, reportSettledAt } from "./report-post.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
 
@@ -288,7 +288,8 @@ export class EventRun {
     if (thread && thread.kind !== "wait") return thread;
     if (cardDue) return { kind: "card" };
     if (report?.kind === "report") return report;
-    return reminder ?? earliest(thread, report);
+    // A long series: its later reminders come within Slack's horizon as days pass.
+    return reminder ?? earliest(earliest(thread, report), reminderTopUp(sub, ch, Date.now()));
   }
 
   counterText(): string {
