@@ -33,6 +33,8 @@ export interface InstanceSnapshot {
   marks: ReadonlyArray<readonly [string, number]>;
   endedAt: number | undefined;
   attendees: AttendeeSessions[];
+  /** The event's zone (the organizer's choice): the chart's times are drawn in it. */
+  zone?: string;
 }
 
 export interface LivePort {

@@ -13,7 +13,7 @@ import {
   sessionsRepo,
 } from "./live-record.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
-import { endedAtOf } from "./report-post.ts";
+import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -99,7 +99,8 @@ export class LiveEngine {
     const live = this.runs.get(id)?.live ?? (await this.loadLive(team, eventId)).live;
     const inst = live.current();
     if (!inst) return undefined;
-    const endedAt = await endedAtOf(this, team, eventId, inst);
+    const endedAt =
+      inst.endedAt ?? endedAtOf(this, inst, await eventSnapshotOf(this, team, eventId));
     return {
       instanceId: inst.id,
       state: inst.state,

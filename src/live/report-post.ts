@@ -66,30 +66,47 @@ export async function engineSnapshot(
     engine.runs.get(`${team}:${eventId}`)?.live ?? (await engine.loadLive(team, eventId)).live;
   const inst = live.current();
   if (!inst) return undefined;
-  const snap = snapshotOf(inst);
-  return { ...snap, endedAt: await endedAtOf(engine, team, eventId, inst) };
+  const event = await eventSnapshotOf(engine, team, eventId);
+  const zone = zoneOf(event);
+  return {
+    ...snapshotOf(inst),
+    endedAt: await endedAtOf(engine, inst, event),
+    ...(zone ? { zone } : {}),
+  };
+}
+
+/** The event's zone in a subscription's copy of it (the chart is drawn in it). */
+export function zoneOf(event: unknown): string | undefined {
+  const zone = (event as { timezone?: unknown } | undefined)?.timezone;
+  return typeof zone === "string" && zone ? zone : undefined;
+}
+
+/** The subscription's copy of the event: the owner's, else the store's. */
+export async function eventSnapshotOf(
+  engine: LiveEngine,
+  team: string,
+  eventId: string,
+): Promise<unknown> {
+  const run = engine.runs.get(`${team}:${eventId}`);
+  if (run?.sub) return run.sub.sub.event;
+  const { store } = engine.deps;
+  const rec = await store.events.get(team, eventId);
+  const subId = rec?.subscriptions[rec.subscriptions.length - 1];
+  const sub = subId ? await store.subscriptions.get(subId) : undefined;
+  return sub ? asLiveSub(sub).event : undefined;
 }
 
 /**
  * When `inst` ended, as instance-end.ts decides: recorded, or (between the quiet rule falling
  * due and the owner's lane recording it, or with no owner yet) the rule applied now.
  */
-export async function endedAtOf(
+export function endedAtOf(
   engine: LiveEngine,
-  team: string,
-  eventId: string,
   inst: InstanceLive,
-): Promise<number | undefined> {
+  /** The subscription's copy of the event (eventSnapshotOf). */
+  event: unknown,
+): number | undefined {
   if (inst.endedAt !== undefined || !hasBegun(inst)) return inst.endedAt;
-  const run = engine.runs.get(`${team}:${eventId}`);
-  let event = run?.sub?.sub.event;
-  if (event === undefined) {
-    const { store } = engine.deps;
-    const rec = await store.events.get(team, eventId);
-    const subId = rec?.subscriptions[rec.subscriptions.length - 1];
-    const sub = subId ? await store.subscriptions.get(subId) : undefined;
-    event = sub ? asLiveSub(sub).event : undefined;
-  }
   const end = scheduledEndOf(event, inst);
   return instanceEndedAt(inst, end, Date.now(), engine.options.quietMs);
 }
@@ -192,7 +209,9 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
   const instanceId = reportDue(run, ch);
   const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
   if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
-  const files = await renderReport(snapshotOf(inst), Date.now(), await run.emailsShown());
+  const zone = zoneOf(sub.event);
+  const snap = { ...snapshotOf(inst), ...(zone ? { zone } : {}) };
+  const files = await renderReport(snap, Date.now(), await run.emailsShown());
   const title = eventOf(sub)?.title ?? "event";
   try {
     await unlessRefused(
