@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildManifest } from "../../manifest/manifest.ts";
 import { eventOf } from "../../src/domain/subscription.ts";
 import { subscriptionOf } from "../../src/domain/subscriptions.ts";
+import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
@@ -253,4 +254,30 @@ describe("an ended instance reads as ended everywhere", () => {
       "Final figures: peak *3* · unique *3* · present at the end *3*",
     );
   }, 90_000);
+
+  it("the card and /onair show carry the event's description, escaped and trimmed", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Described town hall",
+    });
+    const deps = h.app.deps;
+    const link = await deps.store.users.get(TEAM, USERS.omar);
+    if (!link) throw new Error("organizer not linked");
+    const t = await deps.tokens.userToken(TEAM, link.email, SANDBOX_SEEDS.events);
+    const description = `  Agenda for <!channel> & <@U0ADA0ADMIN>\n\n\n\nQ&A at the end ${"more ".repeat(200)}`;
+    await deps.events.editEvent(t.accessToken, t.userId, event.eventId, { description });
+    const ts = await notifyCard(h, event, CHANNELS.events);
+    const card = await waitCard(CHANNELS.events, ts, "card_description", "the description");
+    expect(card).toContain(
+      "Agenda for &lt;!channel&gt; &amp; &lt;@U0ADA0ADMIN&gt;\\n\\nQ&amp;A at",
+    );
+    expect(card).not.toContain("<!channel>");
+    expect(card).toContain("…");
+    const show = await command(`show ${event.eventId}`);
+    expect(show).toContain("Agenda for &lt;!channel&gt;");
+    // The card keeps 500 characters of it; show keeps more.
+    expect(show).toContain("more ".repeat(150).trim());
+    expect(card).not.toContain("more ".repeat(150).trim());
+  }, 60_000);
 });
