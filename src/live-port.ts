@@ -9,8 +9,13 @@ export interface AttendanceFigures {
   peak: number;
   unique: number;
   present: number;
-  /** Average minutes attended per unique attendee so far. */
+  /** Average minutes attended per unique attendee so far (up to the end, once ended). */
   averageMinutes: number;
+  /**
+   * When the instance ended (domain/instance-end.ts decides), if it has: every surface that
+   * shows a state says "Ended" then, never "Live now".
+   */
+  endedAt?: number;
 }
 
 /** One attendee (one endpointGuid) and their sessions, flat [join, leave (0 = still in), …]. */
@@ -28,6 +33,8 @@ export interface InstanceSnapshot {
   marks: ReadonlyArray<readonly [string, number]>;
   endedAt: number | undefined;
   attendees: AttendeeSessions[];
+  /** The event's zone (the organizer's choice): the chart's times are drawn in it. */
+  zone?: string;
 }
 
 export interface LivePort {

@@ -21,6 +21,13 @@ export interface EventCardLive {
   instanceId?: string;
   /** During PREP_EVENT: who of the staff is already in (display names). */
   staffIn?: { panelists: string[]; moderators: string[] };
+  /**
+   * When the instance ended (decided by domain/instance-end.ts): the card says "Ended" and
+   * shows the final figures instead of who is in now.
+   */
+  endedAt?: number;
+  /** After an ended instance of a series: when the next occurrence starts. */
+  next?: number;
 }
 
 export interface EventCardInput {
@@ -46,6 +53,39 @@ export function stateInWords(state: string): string {
   return (STATE_WORDS as Record<string, string>)[state] ?? `State: ${userText(state, 40)}`;
 }
 
+const ENDED_WORDS = ":black_circle: Ended";
+
+/**
+ * How every surface (card, unfurl, App Home, `/onair list` and `show`) says an instance's state:
+ * "Ended" with when (and a series' next start) once it has ended, else its live state.
+ */
+export function liveStateInWords(
+  state: string,
+  ended?: { endedAt?: number | undefined; next?: number | undefined },
+): string {
+  if (ended?.endedAt === undefined) return stateInWords(state);
+  const next = ended.next !== undefined ? ` · next ${slackDate(ended.next)}` : "";
+  return `${ENDED_WORDS} ${slackDate(ended.endedAt)}${next}`;
+}
+
+/** The final figures of an ended instance, as the card and the unfurl show them. */
+export function finalFigures(live: { peak: number; unique: number; present: number }): string {
+  return `Final figures: peak *${live.peak}* · unique *${live.unique}* · present at the end *${live.present}*`;
+}
+
+/** The description as a card shows it: outer blank space gone, no run of blank lines, cut. */
+export function descriptionText(description: string, max: number): string | undefined {
+  const tidy = description
+    .replace(/\r\n?/g, "\n")
+    .replace(/[ \t]+\n/g, "\n")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
+  return tidy ? mrkdwnWithin(tidy, max) : undefined;
+}
+
+/** Characters of the description a channel's card shows (`/onair show` shows more). */
+const CARD_DESCRIPTION_MAX = 500;
+
 /** How every surface (card, App Home, `/onair list`) says the events service lost the event. */
 export const GONE_WORDS =
   ":grey_question: Gone — the live events service no longer has this event.";
@@ -70,6 +110,7 @@ export function buildEventCard(input: EventCardInput): { text: string; blocks: K
   // A gone event is as final as a cancelled one: no figures, no join link, no buttons.
   const cancelled = input.cancelled === true || gone;
   const state = live?.state ?? event.status;
+  const ended = !cancelled && live?.endedAt !== undefined;
   const titleCut = truncate(event.title || "Untitled event", 150);
   const blocks: KnownBlock[] = [{ type: "header", text: { type: "plain_text", text: titleCut } }];
   const lines = [
@@ -79,7 +120,7 @@ export function buildEventCard(input: EventCardInput): { text: string; blocks: K
       ? `*State:* ${GONE_WORDS}`
       : cancelled
         ? "*State:* :no_entry: Cancelled — this event will not take place."
-        : `*State:* ${stateInWords(state)}`,
+        : `*State:* ${liveStateInWords(state, live)}`,
   ];
   if (!cancelled && event.attendeeUrl) {
     lines.push(`*Join:* ${safeLink(event.attendeeUrl, "Join as an attendee")}`);
@@ -95,22 +136,38 @@ export function buildEventCard(input: EventCardInput): { text: string; blocks: K
       elements: [shownAsWritten(`Full title: ${mrkdwnWithin(event.title, 2800)}`)],
     });
   }
+  const description = descriptionText(event.description ?? "", CARD_DESCRIPTION_MAX);
+  if (description && !cancelled) {
+    blocks.push({
+      type: "section",
+      block_id: "card_description",
+      text: shownAsWritten(description),
+    });
+  }
   if (live && !cancelled) {
-    const figures = `Attendees now *${live.present}* · peak *${live.peak}* · unique *${live.unique}*`;
+    const figures = ended
+      ? finalFigures(live)
+      : `Attendees now *${live.present}* · peak *${live.peak}* · unique *${live.unique}*`;
     blocks.push({
       type: "section",
       block_id: "card_live",
       text: { type: "mrkdwn", text: figures },
     });
-    if (live.state === "PREP_EVENT" && live.staffIn) {
-      const staff = [
-        `*Panelists in:* ${namesList(live.staffIn.panelists)}`,
-        `*Moderators in:* ${namesList(live.staffIn.moderators)}`,
-      ].join("\n");
+    // Only the roles the event has: "none yet" for a role nobody was given would be untrue.
+    const staff: string[] = [];
+    if (!ended && live.state === "PREP_EVENT" && live.staffIn) {
+      if (event.panelists.length > 0) {
+        staff.push(`*Panelists in:* ${namesList(live.staffIn.panelists)}`);
+      }
+      if (event.moderators.length > 0) {
+        staff.push(`*Moderators in:* ${namesList(live.staffIn.moderators)}`);
+      }
+    }
+    if (staff.length > 0) {
       blocks.push({
         type: "section",
         block_id: "card_staff",
-        text: shownAsWritten(staff),
+        text: shownAsWritten(staff.join("\n")),
       });
     }
   }
@@ -151,9 +208,11 @@ export function buildEventCard(input: EventCardInput): { text: string; blocks: K
     ? "gone"
     : cancelled
       ? "cancelled"
-      : stateInWords(state)
-          .replace(/^:[a-z_]+: /, "")
-          .toLowerCase();
+      : ended
+        ? "ended"
+        : stateInWords(state)
+            .replace(/^:[a-z_]+: /, "")
+            .toLowerCase();
   // The fallback is what notifications show: the title escaped like everywhere else.
   const text = `${userText(event.title || "Untitled event", 200)} — ${utcFallback(event.start)} (${status})`;
   return { text, blocks };

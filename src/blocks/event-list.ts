@@ -1,6 +1,6 @@
 import { CARD_ACTIONS, LIST_ACTIONS } from "../ids.ts";
 import type { Event } from "../upstream/events/schemas.ts";
-import { GONE_WORDS, stateInWords } from "./event-card.ts";
+import { GONE_WORDS, liveStateInWords } from "./event-card.ts";
 import { escapeMrkdwn, type KnownBlock, slackDate, truncate } from "./kit.ts";
 import { recurrenceInWords } from "./recurrence.ts";
 
@@ -13,6 +13,8 @@ export interface ListedEvent {
   cancelled?: boolean;
   /** When it next happens, if not its first start (a running series). */
   next?: number | undefined;
+  /** The current instance as the live engine has it (the card's words: ended, or its state). */
+  live?: { state: string | undefined; endedAt?: number; next?: number };
 }
 
 /** Per event: a section and its buttons; 50 blocks per message → at most 23 events shown. */
@@ -38,7 +40,7 @@ export function buildEventList(events: readonly ListedEvent[]): {
     const e = item.event;
     const title = escapeMrkdwn(truncate(e?.title ?? item.title ?? item.eventId, 200));
     const line = e
-      ? `*${title}*\n${item.next !== undefined && item.next !== e.start ? `next ${slackDate(item.next)}` : slackDate(e.start)} · ${recurrenceInWords(e.recurrencePattern)} · ${stateInWords(e.status)}\nid \`${escapeMrkdwn(truncate(e.id, 80))}\``
+      ? `*${title}*\n${item.next !== undefined && item.next !== e.start ? `next ${slackDate(item.next)}` : slackDate(e.start)} · ${recurrenceInWords(e.recurrencePattern)} · ${liveStateInWords(item.live?.state ?? e.status, item.live)}\nid \`${escapeMrkdwn(truncate(e.id, 80))}\``
       : `*${title}*\n${GONE_WORDS} (id \`${escapeMrkdwn(truncate(item.eventId, 80))}\`)`;
     blocks.push({
       type: "section",

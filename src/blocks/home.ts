@@ -1,6 +1,6 @@
 import { CARD_ACTIONS, HOME_ACTIONS } from "../ids.ts";
 import type { AccessToken } from "../upstream/relay/schemas.ts";
-import { GONE_WORDS } from "./event-card.ts";
+import { GONE_WORDS, liveStateInWords } from "./event-card.ts";
 import {
   escapeMrkdwn,
   type HomeView,
@@ -16,6 +16,8 @@ export interface HomeEvent {
   title: string;
   start?: number;
   gone?: boolean;
+  /** The current instance's state, and when it ended (the card's words). */
+  live?: { state: string | undefined; endedAt?: number; next?: number };
 }
 
 export interface HomeInput {
@@ -137,7 +139,7 @@ export function buildHome(input: HomeInput): HomeView {
       type: "section",
       text: {
         type: "mrkdwn",
-        text: `*${escapeMrkdwn(truncate(e.title || e.eventId, 300))}*${e.start !== undefined ? `\n${slackDate(e.start)}` : ""}${e.gone ? `\n${GONE_WORDS}` : ""}`,
+        text: `*${escapeMrkdwn(truncate(e.title || e.eventId, 300))}*${e.start !== undefined ? `\n${slackDate(e.start)}` : ""}${e.gone ? `\n${GONE_WORDS}` : e.live ? `\n${liveStateInWords(e.live.state ?? "NOT_STARTED", e.live)}` : ""}`,
       },
     });
     // A gone event has nothing left to edit, cancel or notify.

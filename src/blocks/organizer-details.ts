@@ -1,6 +1,6 @@
 import { emailsOf } from "../domain/people.ts";
 import type { Event } from "../upstream/events/schemas.ts";
-import { stateInWords } from "./event-card.ts";
+import { descriptionText, liveStateInWords } from "./event-card.ts";
 import {
   escapeMrkdwn,
   type KnownBlock,
@@ -37,6 +37,12 @@ function link(host: string, label: string): string {
 export function buildOrganizerDetails(
   event: Event,
   heading: string,
+  extra: {
+    /** The current instance as the live engine has it (`/onair show`): the card's words. */
+    live?: { state: string | undefined; endedAt?: number; next?: number };
+    /** Show the description (`/onair show`). */
+    description?: boolean;
+  } = {},
 ): { text: string; blocks: KnownBlock[] } {
   const title = truncate(event.title || "Untitled event", 150);
   const blocks: KnownBlock[] = [
@@ -62,11 +68,19 @@ export function buildOrganizerDetails(
       text: [
         `*When:* ${slackDate(event.start)} – ${slackDate(event.end)} (event zone: ${userText(event.timezone, 64)})`,
         `*Repeats:* ${recurrenceInWords(event.recurrencePattern)}`,
-        `*State:* ${stateInWords(event.status)}`,
+        `*State:* ${liveStateInWords(extra.live?.state ?? event.status, extra.live)}`,
         `*Event id:* \`${userText(event.id, 80)}\``,
       ].join("\n"),
     },
   });
+  const description = extra.description ? descriptionText(event.description, 2000) : undefined;
+  if (description) {
+    blocks.push({
+      type: "section",
+      block_id: "details_description",
+      text: { type: "mrkdwn", text: description, verbatim: true },
+    });
+  }
   const dial = Object.entries(event.dialInNumbers)
     .slice(0, 10)
     .map(([label, number]) => `${escapeMrkdwn(label)}: ${escapeMrkdwn(number)}`)

@@ -1,15 +1,20 @@
 import type { UnfurlInfo } from "../domain/unfurl.ts";
-import { stateInWords } from "./event-card.ts";
+import { liveStateInWords } from "./event-card.ts";
 import { type KnownBlock, shownAsWritten, slackDate, userText } from "./kit.ts";
 
 /** The compact card under a pasted join link: title, when (reader's zone), state and who is in. */
 export function unfurlBlocks(info: UnfurlInfo): { blocks: KnownBlock[] } {
   const { event } = info;
+  const ended = !info.cancelled && info.endedAt !== undefined;
   const state = info.cancelled
     ? ":no_entry: Cancelled"
-    : stateInWords(info.state ?? event.status ?? "NOT_STARTED");
+    : liveStateInWords(info.state ?? event.status ?? "NOT_STARTED", info);
   const now =
-    info.cancelled || info.present === undefined ? "" : ` · attendees now *${info.present}*`;
+    info.cancelled || info.present === undefined
+      ? ""
+      : ended
+        ? ` · peak *${info.peak ?? 0}* · unique *${info.unique ?? 0}* · present at the end *${info.present}*`
+        : ` · attendees now *${info.present}*`;
   return {
     blocks: [
       {

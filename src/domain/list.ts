@@ -6,9 +6,9 @@ import { requireLinked } from "./access.ts";
 import type { Actor } from "./directory.ts";
 import { USER_ERROR_CODES, UserFacingError } from "./errors.ts";
 import { EventGoneError, fetchEvent, loadManaged } from "./event-record.ts";
+import { nextStart } from "./instance-end.ts";
+import { type LiveStatus, liveStatus, onAir } from "./live-status.ts";
 import { ownEvents } from "./resolve.ts";
-import { dailyOccurrences } from "./time.ts";
-import { knownZone } from "./zones.ts";
 
 export interface ListedEvent {
   eventId: string;
@@ -18,6 +18,8 @@ export interface ListedEvent {
   title?: string;
   /** When it next happens, if not its first start (a running series). */
   next?: number | undefined;
+  /** Its current instance as the live engine has it: a state, or ended (instance-end.ts). */
+  live?: LiveStatus;
 }
 
 async function refresh(deps: Deps, link: UserLink, record: EventRecord): Promise<ListedEvent> {
@@ -28,7 +30,10 @@ async function refresh(deps: Deps, link: UserLink, record: EventRecord): Promise
   // Known gone: no call can bring it back.
   if (record.gone) return gone;
   try {
-    return { eventId: record.eventId, event: await fetchEvent(deps, record, link) };
+    const event = await fetchEvent(deps, record, link);
+    const live =
+      record.subscriptions.length > 0 ? await liveStatus(deps, record, event) : undefined;
+    return { eventId: record.eventId, event, ...(live ? { live } : {}) };
   } catch (err) {
     if (err instanceof EventGoneError) return gone;
     if (err instanceof EventsError && err.status === 404) {
@@ -41,24 +46,7 @@ async function refresh(deps: Deps, link: UserLink, record: EventRecord): Promise
   }
 }
 
-/**
- * When the event next happens: the start of the first occurrence not yet over (a daily series
- * counts its occurrences in the event's own zone), or undefined when all are over.
- */
-export function nextStart(e: Event, now: number): number | undefined {
-  const length = e.end - e.start;
-  const p = e.recurrencePattern;
-  const starts =
-    p && p.recurrenceType === "DAILY" && p.recurrenceCount > 1 && knownZone(e.timezone)
-      ? dailyOccurrences(
-          e.start,
-          e.timezone,
-          Math.max(1, p.frequency),
-          Math.min(p.recurrenceCount, 1000),
-        )
-      : [e.start];
-  return starts.find((s) => s + length >= now);
-}
+export { nextStart } from "./instance-end.ts";
 
 /** The events On Air knows for the actor, refreshed by GET, soonest first; past ones left out. */
 export async function listEvents(deps: Deps, actor: Actor): Promise<ListedEvent[]> {
@@ -72,17 +60,24 @@ export async function listEvents(deps: Deps, actor: Actor): Promise<ListedEvent[
   const now = deps.now();
   // Events the service no longer has sort last; the rest by when they next happen.
   const when = (it: ListedEvent) => (it.event ? nextStart(it.event, now) : Number.MAX_SAFE_INTEGER);
-  return items
-    .map((it) => ({ ...it, ...(it.event ? { next: nextStart(it.event, now) } : {}) }))
-    .filter((it) => !it.event || it.next !== undefined)
-    .sort((a, b) => (when(a) ?? 0) - (when(b) ?? 0));
+  return (
+    items
+      .map((it) => ({ ...it, ...(it.event ? { next: nextStart(it.event, now) } : {}) }))
+      // Past its schedule but still on the air (running over): listed until its instance ends.
+      .filter((it) => !it.event || it.next !== undefined || onAir(it.live))
+      .sort((a, b) => (when(a) ?? 0) - (when(b) ?? 0))
+  );
 }
 
 /**
  * One event with its organizer-only details (moderator and panelist links, passcodes): for its
  * organizer only, as DESIGN.md requires; admins manage events but do not get these.
  */
-export async function showEvent(deps: Deps, actor: Actor, eventId: string): Promise<Event> {
+export async function showEvent(
+  deps: Deps,
+  actor: Actor,
+  eventId: string,
+): Promise<{ event: Event; live?: LiveStatus }> {
   const { record, event } = await loadManaged(deps, actor, eventId);
   if (record.organizer !== actor.user) {
     throw new UserFacingError(
@@ -90,5 +85,6 @@ export async function showEvent(deps: Deps, actor: Actor, eventId: string): Prom
       `Only the organizer, <@${record.organizer}>, sees this event's links and passcodes.`,
     );
   }
-  return event;
+  const live = record.subscriptions.length > 0 ? await liveStatus(deps, record, event) : undefined;
+  return { event, ...(live ? { live } : {}) };
 }

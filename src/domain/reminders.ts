@@ -17,10 +17,11 @@ function inWords(min: number): string {
   return min === 1 ? "1 minute" : `${min} minutes`;
 }
 
-export function reminderText(event: Event, min: number): string {
+/** `start`: the occurrence's (a daily series has one reminder set per occurrence). */
+export function reminderText(event: Event, min: number, start = event.start): string {
   const title = userText(event.title || "Untitled event", 150);
   const join = event.attendeeUrl
     ? ` Join here: ${safeLink(event.attendeeUrl, "join as an attendee")}.`
     : "";
-  return `:alarm_clock: *${title}* starts in ${inWords(min)}, at ${slackDate(event.start)}.${join}`;
+  return `:alarm_clock: *${title}* starts in ${inWords(min)}, at ${slackDate(start)}.${join}`;
 }

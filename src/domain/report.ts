@@ -1,4 +1,5 @@
 import type { InstanceSnapshot } from "../live-port.ts";
+import { QUIET_END_MS } from "./instance-end.ts";
 
 export type { AttendeeSessions, InstanceSnapshot } from "../live-port.ts";
 
@@ -8,10 +9,7 @@ export type { AttendeeSessions, InstanceSnapshot } from "../live-port.ts";
  * paths (domain/attendance.ts) both compute from an InstanceSnapshot, so the thread, the card's
  * Attendance button and `/onair report` always agree.
  *
- * When an instance "ends" (decided in src/live/state.ts, documented in the README): the first of
- * - a later EVENT_STATE NOT_STARTED for an instance that had begun (PREP_EVENT or IN_EVENT);
- * - a message for a new instanceId of the same event (the previous instance ended then);
- * - the scheduled end passed and nothing arrived for the instance for REPORT_QUIET_MS after it.
+ * When an instance "ends" is decided in one place, instance-end.ts (documented in the README).
  */
 
 export interface ReportFigures {
@@ -31,7 +29,7 @@ export interface ReportFigures {
 }
 
 /** With no message for this long after the scheduled end, the instance counts as ended. */
-export const REPORT_QUIET_MS = 15 * 60_000;
+export const REPORT_QUIET_MS = QUIET_END_MS;
 
 const MINUTE = 60_000;
 

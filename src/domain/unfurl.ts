@@ -1,5 +1,6 @@
 import type { Deps } from "../deps.ts";
 import type { Event } from "../upstream/events/schemas.ts";
+import { liveStatus } from "./live-status.ts";
 import { eventOf } from "./subscription.ts";
 import { subscriptionOf } from "./subscriptions.ts";
 
@@ -21,6 +22,12 @@ export interface UnfurlInfo {
    * admins' and those channels' to see (mayReadAttendance).
    */
   present: number | undefined;
+  /** Beside `present`, for an ended instance's final figures (same channels only). */
+  peak?: number;
+  unique?: number;
+  /** When the current instance ended (instance-end.ts), and a series' next start after it. */
+  endedAt?: number;
+  next?: number;
 }
 
 /** Events looked through per lookup: a workspace's known events, most recent first. */
@@ -64,15 +71,16 @@ export async function unfurlsFor(
     const matched = key ? wanted.get(key) : undefined;
     if (!sub || !event || !matched) continue;
     wanted.delete(key as string);
-    const figures = await deps.live.figures(team, record.eventId);
+    const status = await liveStatus(deps, record, event);
+    const cardHere = channel !== undefined && sub.sub.channels.includes(channel);
     const info: UnfurlInfo = {
       event,
       cancelled: record.cancelled === true || sub.sub.cancelled === true,
-      state: figures?.state,
-      present:
-        channel !== undefined && sub.sub.channels.includes(channel)
-          ? (figures?.present ?? 0)
-          : undefined,
+      state: status?.state,
+      present: cardHere ? (status?.present ?? 0) : undefined,
+      ...(cardHere && status ? { peak: status.peak, unique: status.unique } : {}),
+      ...(status?.endedAt !== undefined ? { endedAt: status.endedAt } : {}),
+      ...(status?.next !== undefined ? { next: status.next } : {}),
     };
     for (const url of matched) out.set(url, info);
     if (wanted.size === 0) break;

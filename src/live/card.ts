@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import { buildEventCard, type EventCardLive } from "../blocks/event-card.ts";
 import type { KnownBlock } from "../blocks/kit.ts";
 import { NOISE_WORDS } from "../blocks/noise.ts";
+import { occurrenceStarts } from "../domain/instance-end.ts";
 import { eventOf, type LiveSubscription, noiseOf } from "../domain/subscription.ts";
+import type { Event } from "../upstream/events/schemas.ts";
 import type { EventLive } from "./state.ts";
 
 export interface RenderedCard {
@@ -22,6 +24,9 @@ export function renderCard(
   if (!event) return undefined;
   const inst = live.current();
   const noise = noiseOf(sub, channel);
+  // Recorded by the engine (event-run's nextAction looks at the quiet rule before rendering).
+  const endedAt = inst?.endedAt;
+  const next = endedAt === undefined ? undefined : nextAfter(sub.event, event, endedAt);
   const card = buildEventCard({
     event,
     ...(inst
@@ -33,6 +38,8 @@ export function renderCard(
             unique: inst.unique,
             instanceId: inst.id,
             ...(inst.state === "PREP_EVENT" ? { staffIn: live.staffIn(inst) } : {}),
+            ...(endedAt !== undefined ? { endedAt } : {}),
+            ...(next !== undefined ? { next } : {}),
           },
         }
       : {}),
@@ -41,6 +48,18 @@ export function renderCard(
     noise: NOISE_WORDS[noise],
   });
   return withHash(card);
+}
+
+/** Per event snapshot: the next occurrence after an end (a card renders on every lane turn). */
+const nexts = new WeakMap<object, { endedAt: number; next: number | undefined }>();
+
+function nextAfter(snapshot: unknown, event: Event, endedAt: number): number | undefined {
+  const key = typeof snapshot === "object" && snapshot !== null ? snapshot : undefined;
+  const hit = key ? nexts.get(key) : undefined;
+  if (hit && hit.endedAt === endedAt) return hit.next;
+  const next = occurrenceStarts(event).find((s) => s > endedAt);
+  if (key) nexts.set(key, { endedAt, next });
+  return next;
 }
 
 function withHash(card: { text: string; blocks: KnownBlock[] }): RenderedCard {
@@ -62,6 +81,7 @@ export function frozenFigures(live: EventLive): EventCardLive | undefined {
     peak: inst.peak,
     unique: inst.unique,
     instanceId: inst.id,
+    ...(inst.endedAt !== undefined ? { endedAt: inst.endedAt } : {}),
   };
 }
 

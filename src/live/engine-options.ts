@@ -1,3 +1,5 @@
+import { QUIET_END_MS } from "../domain/instance-end.ts";
+
 /** The live engine's timings (engine.ts); tests shorten them. */
 
 export interface LiveEngineOptions {
@@ -29,6 +31,11 @@ export interface LiveEngineOptions {
    * shares uploads asynchronously) before it is taken as not made and posted again. Default 30 s.
    */
   shareSettleMs?: number;
+  /**
+   * How long after an occurrence's scheduled end (and its last message) a quiet instance counts
+   * as ended (domain/instance-end.ts). Default 15 minutes.
+   */
+  quietMs?: number;
 }
 
 /** The options with every default filled in. */
@@ -42,6 +49,7 @@ export interface EngineOptions {
   leaseMs: number;
   batch: number;
   shareSettleMs: number;
+  quietMs: number;
 }
 
 export function engineOptions(options: LiveEngineOptions): EngineOptions {
@@ -55,5 +63,6 @@ export function engineOptions(options: LiveEngineOptions): EngineOptions {
     leaseMs: options.leaseMs ?? 10_000,
     batch: options.batch ?? 1_000,
     shareSettleMs: options.shareSettleMs ?? 30_000,
+    quietMs: options.quietMs ?? QUIET_END_MS,
   };
 }

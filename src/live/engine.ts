@@ -13,6 +13,7 @@ import {
   sessionsRepo,
 } from "./live-record.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
+import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -98,13 +99,16 @@ export class LiveEngine {
     const live = this.runs.get(id)?.live ?? (await this.loadLive(team, eventId)).live;
     const inst = live.current();
     if (!inst) return undefined;
+    const endedAt =
+      inst.endedAt ?? endedAtOf(this, inst, await eventSnapshotOf(this, team, eventId));
     return {
       instanceId: inst.id,
       state: inst.state,
       peak: inst.peak,
       unique: inst.unique,
       present: inst.present,
-      averageMinutes: live.averageMinutes(inst, Date.now()),
+      averageMinutes: live.averageMinutes(inst, endedAt ?? Date.now()),
+      ...(endedAt !== undefined ? { endedAt } : {}),
     };
   }
 

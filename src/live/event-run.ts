@@ -20,7 +20,7 @@ import { LiveWriter } from "./live-writer.ts";
 import type { PostKind } from "./publisher.ts";
 import type { ScanProgress } from "./recover.ts";
 import { unblock } from "./refused-notice.ts";
-import { forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
+import { forgetPosted, nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
 import { checkScheduledEnd, reportDue, reportSettledAt } from "./report-post.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
 
@@ -158,9 +158,15 @@ export class EventRun {
       const parsed = webhookMessageSchema.safeParse(item.message);
       if (!parsed.success) continue;
       const msg: WebhookMessage = parsed.data;
-      const before = this.live.current()?.state;
+      const before = this.live.current();
+      const beforeState = before?.state;
+      const beforeEnded = before?.endedAt;
       const result = this.live.apply(msg, this.staffEmails(sub));
-      if (msg.type === "EVENT_STATE" && this.live.current()?.state !== before) stateChanged = true;
+      const now = this.live.current();
+      if (msg.type === "EVENT_STATE" && now?.state !== beforeState) stateChanged = true;
+      // Ended by this message (a later NOT_STARTED, or a new instance): the record says so too.
+      if (before && beforeEnded === undefined && before.endedAt !== undefined) stateChanged = true;
+      if (now !== before) stateChanged = true;
       if (result.notices.length === 0) continue;
       for (const ch of sub.channels) {
         const noise = noiseOf(sub, ch);
@@ -244,11 +250,12 @@ export class EventRun {
     if (!sub?.channels.includes(ch)) return this.mutedCard(ch) ? { kind: "card" } : reminder;
     // Notified again after a mute: the card is live again.
     if (c.muted) delete c.muted;
+    // Before the card: an instance the quiet rule ends now is shown ended in this very post.
+    const endCheck = checkScheduledEnd(this, Date.now());
     const card = renderCard(sub, this.live, ch);
     const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);
     if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
     if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : reminder;
-    const endCheck = checkScheduledEnd(this, Date.now());
     // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
     const settled = c.reportPosting ? reportSettledAt(this, c.reportPosting) : 0;
     const report: Action | undefined = c.threadBlocked
@@ -281,7 +288,8 @@ export class EventRun {
     if (thread && thread.kind !== "wait") return thread;
     if (cardDue) return { kind: "card" };
     if (report?.kind === "report") return report;
-    return reminder ?? earliest(thread, report);
+    // A long series: its later reminders come within Slack's horizon as days pass.
+    return reminder ?? earliest(earliest(thread, report), reminderTopUp(sub, ch, Date.now()));
   }
 
   counterText(): string {
@@ -344,24 +352,37 @@ export class EventRun {
     );
   }
 
-  /** State per instance and figures on the shared event record, on state changes only. */
+  /**
+   * State per instance and figures on the shared event record, on state changes and ends only:
+   * the instances this run knows, each with when it ended (instance-end.ts), if it has.
+   */
   private async mirrorFigures(): Promise<void> {
-    const inst = this.live.current();
-    const state = inst?.state;
-    if (!inst || !state) return;
+    const mirrored: Record<string, EventRecord["instances"][string]> = {};
+    const at = Date.now();
+    for (const id of this.live.order) {
+      const inst = this.live.instances.get(id);
+      if (!inst?.state) continue;
+      mirrored[id] = {
+        state: inst.state,
+        present: inst.present,
+        peak: inst.peak,
+        unique: inst.unique,
+        // The current instance is the newest: readers that sort by it find it first.
+        updatedAt: id === this.live.current()?.id ? at : Math.min(at - 1, inst.lastAt),
+        ...(inst.endedAt !== undefined ? { endedAt: inst.endedAt } : {}),
+      };
+    }
+    if (Object.keys(mirrored).length === 0) return;
     await this.updateRecord("figures", (rec) => ({
       ...rec,
-      instances: {
-        ...rec.instances,
-        [inst.id]: {
-          state,
-          present: inst.present,
-          peak: inst.peak,
-          unique: inst.unique,
-          updatedAt: Date.now(),
-        },
-      },
+      instances: { ...rec.instances, ...mirrored },
     }));
+  }
+
+  /** The quiet rule ended the current instance: kept, and the shared record says so. */
+  ended(): void {
+    void this.save().catch(() => undefined);
+    void this.mirrorFigures();
   }
 
   stop(): void {

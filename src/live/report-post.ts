@@ -1,7 +1,14 @@
 import type { WebClient } from "@slack/web-api";
 import { reportText } from "../blocks/report.ts";
-import { type InstanceSnapshot, REPORT_QUIET_MS } from "../domain/report.ts";
-import { eventOf } from "../domain/subscription.ts";
+import {
+  hasBegun,
+  instanceEndedAt,
+  occurrenceEnd,
+  QUIET_END_MS,
+  quietEndDue,
+} from "../domain/instance-end.ts";
+import type { InstanceSnapshot } from "../domain/report.ts";
+import { asLiveSub, eventOf } from "../domain/subscription.ts";
 import { fileStem, renderReport, uploadReport } from "../report-upload.ts";
 import {
   isPassingRefusal,
@@ -9,7 +16,7 @@ import {
   isRateLimited,
   slackErrorName,
 } from "../slack-errors.ts";
-import { eventSchema } from "../upstream/events/schemas.ts";
+import { type Event, eventSchema } from "../upstream/events/schemas.ts";
 import type { LiveEngine } from "./engine.ts";
 import type { EventRun } from "./event-run.ts";
 import { LookupThrottled } from "./post-errors.ts";
@@ -58,28 +65,79 @@ export async function engineSnapshot(
   const live =
     engine.runs.get(`${team}:${eventId}`)?.live ?? (await engine.loadLive(team, eventId)).live;
   const inst = live.current();
-  return inst ? snapshotOf(inst) : undefined;
+  if (!inst) return undefined;
+  const event = await eventSnapshotOf(engine, team, eventId);
+  const zone = zoneOf(event);
+  return {
+    ...snapshotOf(inst),
+    endedAt: await endedAtOf(engine, inst, event),
+    ...(zone ? { zone } : {}),
+  };
+}
+
+/** The event's zone in a subscription's copy of it (the chart is drawn in it). */
+export function zoneOf(event: unknown): string | undefined {
+  const zone = (event as { timezone?: unknown } | undefined)?.timezone;
+  return typeof zone === "string" && zone ? zone : undefined;
+}
+
+/** The subscription's copy of the event: the owner's, else the store's. */
+export async function eventSnapshotOf(
+  engine: LiveEngine,
+  team: string,
+  eventId: string,
+): Promise<unknown> {
+  const run = engine.runs.get(`${team}:${eventId}`);
+  if (run?.sub) return run.sub.sub.event;
+  const { store } = engine.deps;
+  const rec = await store.events.get(team, eventId);
+  const subId = rec?.subscriptions[rec.subscriptions.length - 1];
+  const sub = subId ? await store.subscriptions.get(subId) : undefined;
+  return sub ? asLiveSub(sub).event : undefined;
 }
 
 /**
- * The third way an instance ends: its scheduled end passed and nothing arrived for
- * REPORT_QUIET_MS after it (and after the last message). Returns when to look again, if ever.
+ * When `inst` ended, as instance-end.ts decides: recorded, or (between the quiet rule falling
+ * due and the owner's lane recording it, or with no owner yet) the rule applied now.
+ */
+export function endedAtOf(
+  engine: LiveEngine,
+  inst: InstanceLive,
+  /** The subscription's copy of the event (eventSnapshotOf). */
+  event: unknown,
+): number | undefined {
+  if (inst.endedAt !== undefined || !hasBegun(inst)) return inst.endedAt;
+  const end = scheduledEndOf(event, inst);
+  return instanceEndedAt(inst, end, Date.now(), engine.options.quietMs);
+}
+
+/**
+ * The third way an instance ends (instance-end.ts): its occurrence's scheduled end passed and
+ * nothing arrived for the quiet period after it (and after the last message). Records it, once
+ * due; returns when to look again, if ever.
  */
 export function checkScheduledEnd(run: EventRun, now: number): number | undefined {
   const inst = run.live.current();
   const sub = run.sub?.sub;
   if (!inst || !sub || sub.cancelled) return undefined;
-  return endIfQuiet(inst, scheduledEnd(sub.event), now);
+  const before = inst.endedAt;
+  const next = endIfQuiet(inst, scheduledEndOf(sub.event, inst), now, run.engine.options.quietMs);
+  if (before === undefined && inst.endedAt !== undefined) run.ended();
+  return next;
 }
 
-/** The scheduled end of a subscription's event snapshot, parsed once per snapshot (hot path). */
-const ends = new WeakMap<object, number | undefined>();
-function scheduledEnd(event: unknown): number | undefined {
-  if (typeof event !== "object" || event === null) return undefined;
-  if (ends.has(event)) return ends.get(event);
-  const parsed = eventSchema.safeParse(event);
-  const end = parsed.success ? parsed.data.end : undefined;
-  ends.set(event, end);
+/** Per instance: its occurrence's scheduled end, for one event snapshot (nextAction is hot). */
+const ends = new WeakMap<InstanceLive, { event: unknown; end: number | undefined }>();
+
+/** The scheduled end of the occurrence `inst` belongs to, by the subscription's event snapshot. */
+export function scheduledEndOf(event: unknown, inst: InstanceLive): number | undefined {
+  const hit = ends.get(inst);
+  if (hit && hit.event === event) return hit.end;
+  const parsed = typeof event === "object" && event ? eventSchema.safeParse(event) : undefined;
+  // First heard of: its first state change, else (attendees only) its last message.
+  const heardAt = inst.marks[0]?.[1] ?? inst.lastAt;
+  const end = parsed?.success ? occurrenceEnd(parsed.data as Event, heardAt) : undefined;
+  ends.set(inst, { event, end });
   return end;
 }
 
@@ -88,14 +146,14 @@ export function endIfQuiet(
   inst: InstanceLive,
   end: number | undefined,
   now: number,
-  quietMs = REPORT_QUIET_MS,
+  quietMs = QUIET_END_MS,
 ): number | undefined {
-  if (inst.endedAt !== undefined || end === undefined) return undefined;
-  if (inst.state === undefined && inst.unique === 0) return undefined;
-  const due = Math.max(end, inst.lastAt) + quietMs;
-  if (now < due) return due;
-  inst.endedAt = Math.max(end, inst.lastAt);
-  inst.marks.push(["ENDED", inst.endedAt]);
+  const due = quietEndDue(inst, end, quietMs);
+  if (due === undefined || now < due) return due;
+  const at = instanceEndedAt(inst, end, now, quietMs);
+  if (at === undefined) return undefined;
+  inst.endedAt = at;
+  inst.marks.push(["ENDED", at]);
   return undefined;
 }
 
@@ -151,7 +209,9 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
   const instanceId = reportDue(run, ch);
   const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
   if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
-  const files = await renderReport(snapshotOf(inst), Date.now(), await run.emailsShown());
+  const zone = zoneOf(sub.event);
+  const snap = { ...snapshotOf(inst), ...(zone ? { zone } : {}) };
+  const files = await renderReport(snap, Date.now(), await run.emailsShown());
   const title = eventOf(sub)?.title ?? "event";
   try {
     await unlessRefused(

@@ -1,3 +1,4 @@
+import { hasBegun } from "../domain/instance-end.ts";
 import type { EventState, WebhookMessage } from "../upstream/events/schemas.ts";
 import {
   adoptEncoding,
@@ -58,7 +59,7 @@ export interface InstanceLive {
   readonly people: Map<string, Person>;
   /** State changes as they arrived ([state, epoch ms]); "ENDED" when the instance ended. */
   readonly marks: Array<[string, number]>;
-  /** When the instance ended (see endOf in domain/report.ts for what "ends" means). */
+  /** When the instance ended, as recorded here (domain/instance-end.ts says what "ends" means). */
   endedAt: number | undefined;
   /** The last message applied to this instance (epoch ms of arrival). */
   lastAt: number;
@@ -149,7 +150,7 @@ export class EventLive {
     if (!inst) {
       // A new instance ends the one before it, if that one had begun and not ended yet.
       const prev = this.current();
-      if (prev && prev.endedAt === undefined && (prev.state !== undefined || prev.unique > 0)) {
+      if (prev && prev.endedAt === undefined && hasBegun(prev)) {
         endInstance(prev, at);
       }
       inst = newInstance(id);

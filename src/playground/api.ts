@@ -20,12 +20,14 @@ import {
 } from "@onair/slack-emulator";
 import { z } from "zod";
 import type { OnAirApp } from "../app.ts";
+import { emailsOf } from "../domain/people.ts";
+import { eventOf } from "../domain/subscription.ts";
+import { subscriptionOf } from "../domain/subscriptions.ts";
 import { sendJson } from "../http/body.ts";
-import { COMMAND, DEFAULT_JOIN_HOST, SUBCOMMANDS } from "../ids.ts";
+import { COMMAND, DEFAULT_JOIN_HOST, SHORTCUTS, SUBCOMMANDS } from "../ids.ts";
 import { HELP } from "../slack/commands/help.ts";
 import type { EventRecord } from "../store/records.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
-import { createLiveFigures } from "./live-figures.ts";
 
 /**
  * The playground page and its JSON API under /playground: what the acting user sees of the
@@ -145,12 +147,15 @@ const AttendeesControl = z
   .strictObject({
     eventId: z.string().min(1).max(200),
     join: z.array(z.string().min(1).max(100)).max(100).optional(),
+    /** The event's panelists or moderators join, by their e-mails (the card's "Panelists in"). */
+    role: z.enum(["panelist", "moderator"]).optional(),
     count: z.number().int().min(0).max(20_000).optional(),
     leave: z.number().int().min(0).max(20_000).optional(),
   })
-  .refine((b) => (b.join?.length ?? 0) + (b.count ?? 0) + (b.leave ?? 0) > 0, {
+  .refine((b) => (b.join?.length ?? 0) + (b.count ?? 0) + (b.leave ?? 0) > 0 || b.role, {
     message: "say who joins or how many leave",
   });
+const ShortcutBody = z.strictObject({ user: id, callback_id: z.string().min(1).max(255) });
 const FaultControl = z.strictObject({
   service: z.enum(["relay", "events"]),
   error: z.string().min(1).max(100).optional(),
@@ -158,6 +163,11 @@ const FaultControl = z.strictObject({
   delayMs: z.number().int().min(0).max(30_000).optional(),
   times: z.number().int().min(1).max(100).optional(),
 });
+
+function presentGuids(out: Json): string[] {
+  const list = Array.isArray(out.present) ? (out.present as Json[]) : [];
+  return list.map((a) => String(a.endpointGuid));
+}
 
 function visibleChannels(ws: Workspace, user: string): Channel[] {
   return [...ws.channels.values()].filter((c) =>
@@ -210,10 +220,12 @@ function stateFor(ws: Workspace, user: string): Json {
 
 interface InstanceView {
   instanceId: string;
+  /** NOT_STARTED, PREP_EVENT, IN_EVENT, or ENDED once the instance has ended. */
   state: string;
   present: number;
   peak: number;
   unique: number;
+  endedAt?: number;
 }
 
 function latestInstance(instances: EventRecord["instances"]): InstanceView | undefined {
@@ -222,16 +234,21 @@ function latestInstance(instances: EventRecord["instances"]): InstanceView | und
   const top = list[0];
   if (!top) return undefined;
   const [instanceId, i] = top;
-  return { instanceId, state: i.state, present: i.present, peak: i.peak, unique: i.unique };
+  const endedAt = typeof i.endedAt === "number" ? i.endedAt : undefined;
+  return {
+    instanceId,
+    state: endedAt !== undefined ? "ENDED" : i.state,
+    present: i.present,
+    peak: i.peak,
+    unique: i.unique,
+    ...(endedAt !== undefined ? { endedAt } : {}),
+  };
 }
 
 export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
   const { emulator } = deps;
   const ws = emulator.workspace;
   const changed = () => deps.onChange?.();
-  /** endpointGuids present per event, newest last, so "N leave" picks real attendees. */
-  const present = new Map<string, string[]>();
-  const liveFigures = createLiveFigures(() => deps.app()?.store);
 
   const app = (): OnAirApp => {
     const a = deps.app();
@@ -319,6 +336,12 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
             ? { file: deps.persistence.file, dir: dirname(deps.persistence.file) }
             : null,
           sandboxed: app().sandbox !== undefined,
+          // What the composer's shortcut menu (the lightning bolt) offers.
+          shortcuts: Object.values(SHORTCUTS).map((x) => ({
+            callback_id: x.callbackId,
+            name: x.name,
+            what: x.description,
+          })),
         });
         return;
       }
@@ -455,25 +478,27 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
           state: b.state,
           ...(b.newInstance && { instanceId: `pg-${Date.now().toString(36)}` }),
         });
-        if (b.newInstance) present.delete(b.eventId);
         sendJson(res, 200, out);
         return;
       }
       case "control/attendees": {
         const b = await post(AttendeesControl);
-        const here = present.get(b.eventId) ?? [];
+        const path = `events/${encodeURIComponent(b.eventId)}/attendees`;
+        // Who is in comes from the sandbox, which keeps it across restarts: "N leave" picks the
+        // N who joined last, whatever this page remembers.
+        const here = b.leave ? presentGuids(await control(path, "GET")) : [];
         const leave = b.leave ? here.slice(Math.max(0, here.length - b.leave)) : [];
-        const out = await control(`events/${encodeURIComponent(b.eventId)}/attendees`, "POST", {
-          ...(b.join && { join: b.join.map((name) => ({ name })) }),
+        const staff = b.role ? await staffOf(b.eventId, b.role) : [];
+        if (b.role && staff.length === 0) {
+          throw new BadRequest(`this event has no ${b.role}s: add some with Edit first`, 409);
+        }
+        const join = [...(b.join ?? []).map((name) => ({ name })), ...staff];
+        const out = await control(path, "POST", {
+          ...(join.length > 0 && { join }),
           ...(b.count && { count: b.count }),
           ...(leave.length > 0 && { leave }),
         });
         const joined = Array.isArray(out.joined) ? (out.joined as Json[]) : [];
-        const gone = new Set(leave);
-        present.set(b.eventId, [
-          ...here.filter((g) => !gone.has(g)),
-          ...joined.map((j) => String(j.endpointGuid)),
-        ]);
         // The burst's attendee list is long and the page needs only the counts.
         sendJson(res, 200, {
           joined: joined.length,
@@ -483,6 +508,15 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
           failed: out.failed,
           activeAttendeeCount: out.activeAttendeeCount,
         });
+        return;
+      }
+      case "shortcut": {
+        // A global shortcut, as Slack's shortcut menu (the lightning bolt) sends it.
+        const b = await post(ShortcutBody);
+        user(b.user);
+        const r = await emulator.driver.shortcut({ user: b.user, callback_id: b.callback_id });
+        changed();
+        sendJson(res, 200, { status: r.status });
         return;
       }
       case "control/faults": {
@@ -499,15 +533,46 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
     }
   }
 
+  /** The event's panelists or moderators as joins: their e-mails, named as the workspace has them. */
+  async function staffOf(
+    eventId: string,
+    role: "panelist" | "moderator",
+  ): Promise<Array<{ name: string; email: string }>> {
+    const a = app();
+    const record = await a.store.events.get(ws.team.id, eventId);
+    const sub = record ? await subscriptionOf(a.deps, record) : undefined;
+    const event = sub ? eventOf(sub.sub) : undefined;
+    const emails = emailsOf(
+      role === "panelist" ? (event?.panelists ?? []) : (event?.moderators ?? []),
+    );
+    return emails.map((email) => {
+      const person = [...ws.users.values()].find(
+        (u) => u.email?.toLowerCase() === email.toLowerCase(),
+      );
+      return { name: person?.real_name || email.split("@")[0] || email, email };
+    });
+  }
+
   async function listEvents(): Promise<Json[]> {
     const a = deps.app();
     if (!a) return [];
     const records = await a.store.events.list(ws.team.id);
     records.sort((x, y) => y.createdAt - x.createdAt);
-    const lives = await Promise.all(records.map((r) => liveFigures(ws.team.id, r.eventId)));
+    // The live engine's figures and its word on whether the instance ended, as the card shows
+    // them; the record's mirror when the engine has none.
+    const lives = await Promise.all(records.map((r) => a.deps.live.figures(ws.team.id, r.eventId)));
     return records.map((r, n) => {
-      // The live engine's figures, as the card shows them; the record's mirror otherwise.
-      const inst = lives[n] ?? latestInstance(r.instances);
+      const f = lives[n];
+      const inst: InstanceView | undefined = f
+        ? {
+            instanceId: f.instanceId,
+            state: f.endedAt !== undefined ? "ENDED" : (f.state ?? "NOT_STARTED"),
+            present: f.present,
+            peak: f.peak,
+            unique: f.unique,
+            ...(f.endedAt !== undefined ? { endedAt: f.endedAt } : {}),
+          }
+        : latestInstance(r.instances);
       return {
         eventId: r.eventId,
         title: r.title ?? r.eventId,
@@ -520,6 +585,7 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         present: inst?.present ?? 0,
         peak: inst?.peak ?? 0,
         unique: inst?.unique ?? 0,
+        endedAt: inst?.endedAt ?? null,
       };
     });
   }

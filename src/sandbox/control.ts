@@ -70,6 +70,8 @@ export type FaultInfo = Readonly<Fault>;
 export interface SandboxControl {
   setState(eventId: string, request: StateRequest): Promise<StateResult>;
   attendees(eventId: string, request: AttendeesRequest): Promise<AttendeesResult>;
+  /** Who is present in the current instance now, in the order they joined. */
+  present(eventId: string): { instanceId: string | null; present: LiveAttendee[] };
   addFault(fault: FaultRequest): FaultInfo[];
   faults(): FaultInfo[];
   clearFaults(): void;
@@ -315,6 +317,11 @@ export function createControl(deps: ControlDeps): SandboxControl {
       });
     },
 
+    present(eventId) {
+      const e = event(eventId);
+      return { instanceId: e.live.instanceId, present: [...e.live.attendees.values()] };
+    },
+
     addFault(fault) {
       deps.faults.add(parseFault(fault));
       return deps.faults.list();
@@ -352,6 +359,9 @@ export async function handleControl(
     }
     m = ATTENDEES_PATH.exec(path);
     if (m) {
+      if (method === "GET") {
+        return { status: 200, json: control.present(decodeURIComponent(m[1]!)) };
+      }
       if (method !== "POST") return notAllowed();
       const result = await control.attendees(decodeURIComponent(m[1]!), body() as AttendeesRequest);
       return { status: 200, json: result };

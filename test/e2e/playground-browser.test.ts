@@ -688,6 +688,18 @@ describe("playground in a browser", () => {
       )
       .toBeGreaterThan(0);
     await shot("13-attendance-report");
+
+    // The card says the instance ended, when, and its final figures; so does the live panel.
+    await expect
+      .poll(() => card().textContent(), { timeout: 15_000 })
+      .toMatch(/Ended .*Final figures: peak 32 · unique 33 · present at the end 30(?!\d)/);
+    expect(await card().textContent()).not.toMatch(/Live now|Attendees now/);
+    await page.click("#tab-live");
+    await expect
+      .poll(() => page.locator('[data-testid="live-state"]').textContent())
+      .toBe("ENDED");
+    await card().evaluate((el) => el.scrollIntoView({ block: "start" }));
+    await shot("14-card-ended");
   });
 
   it("after a restart, events the sandbox kept stay live; one it lost is marked gone", async () => {

@@ -64,6 +64,8 @@ export interface HarnessOptions {
   seed?: Omit<WorkspaceSeed, "botScopes">;
   /** Slack's rate limits; default the emulator's (tiers and the per-channel rate on). */
   rateLimits?: RateLimits | false;
+  /** Where the embedded sandbox keeps its events, so a restarted app finds them again. */
+  sandboxStateFile?: string;
 }
 
 /**
@@ -116,6 +118,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.storeNamespace ? { storeNamespace: options.storeNamespace } : {}),
     ...(options.liveEngine ? { liveEngine: options.liveEngine } : {}),
     ...(options.liveOptions ? { liveOptions: options.liveOptions } : {}),
+    ...(options.sandboxStateFile ? { sandboxStateFile: options.sandboxStateFile } : {}),
   });
   emulator.setAppUrl(app.origin);
   const secrets = [signingSecret, emulator.botToken, emulator.clientSecret, encryptionKey];

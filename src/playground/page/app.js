@@ -654,11 +654,36 @@ function composer(ch, threadTs) {
       toast(e.message);
     }
   };
+  // Slack's lightning bolt: the app's global shortcuts, from any conversation (not a thread).
+  const bolt = threadTs
+    ? null
+    : h(
+        "button",
+        {
+          class: "bolt",
+          type: "button",
+          title: "Shortcuts",
+          "data-testid": "shortcuts",
+          onclick: () =>
+            offer(
+              (S.meta?.shortcuts ?? []).map((x) => ({ label: `⚡ ${x.name} — ${x.what}`, x })),
+              async ({ x }) => {
+                try {
+                  await api("shortcut", { user: S.me, callback_id: x.callback_id });
+                } catch (e) {
+                  toast(e.message);
+                }
+              },
+            ),
+        },
+        "⚡",
+      );
   return h(
     "div",
     { class: "composer", "data-channel": ch?.id ?? "" },
     hints,
     preview,
+    bolt,
     ta,
     h("button", { class: "send", title: "Send", onclick: send }, "➤"),
   );
@@ -995,6 +1020,15 @@ function wireLive() {
         `${o.joined} joined${o.alreadyPresent ? ` (${o.alreadyPresent} already here, not counted again)` : ""}, ${o.delivered} delivered, ${o.activeAttendeeCount} present`,
     );
   });
+  for (const b of document.querySelectorAll("[data-role]")) {
+    b.addEventListener("click", () =>
+      control(
+        "control/attendees",
+        { eventId: S.liveEvent, role: b.dataset.role },
+        (o) => `${o.joined} ${b.dataset.role}s joined, ${o.activeAttendeeCount} present`,
+      ),
+    );
+  }
   $("#live-burst").addEventListener("click", () =>
     control(
       "control/attendees",

@@ -83,6 +83,32 @@ describe("attendance report figures", () => {
     expect(svg).not.toContain("@");
     expect(svg).not.toContain("Ann");
   });
+
+  it("draws in the event's zone and says which; the end is marked even when no mark names it", async () => {
+    // T0 is 15:00 UTC, 16:00 in Paris (CET, UTC+01:00).
+    const s = snap({ zone: "Europe/Paris" });
+    const svg = await chartSvg(s, perMinute(s, Date.now()));
+    expect(svg).toContain("Attendees present per minute (Europe/Paris, UTC+01:00)");
+    expect(svg).toContain("16:");
+    expect(svg).not.toMatch(/>15:\d\d</);
+    // Ended (endedAt) with no ENDED mark among the state changes: marked all the same, and the
+    // axis reaches it though no attendee was in by then.
+    expect(s.marks.some(([m]) => m === "ENDED")).toBe(false);
+    expect(svg).toContain(">Ended<");
+    const utc = await chartSvg(snap(), perMinute(snap(), Date.now()));
+    expect(utc).toContain("(UTC)");
+    expect(utc).toContain(">15:");
+    const late = snap({
+      endedAt: T0 + 90 * MIN,
+      marks: [
+        ["IN_EVENT", T0],
+        ["ENDED", T0 + 90 * MIN],
+      ],
+    });
+    const lateSvg = await chartSvg(late, perMinute(late, Date.now()));
+    expect(lateSvg.match(/>Ended</g)).toHaveLength(1);
+    expect(lateSvg).toContain(">16:30<");
+  });
 });
 
 describe("when an instance ends", () => {
