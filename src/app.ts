@@ -276,6 +276,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const host = engine;
   closers.push(() => host.stop());
   await slack.bolt.init();
+  closers.push(slack.startRotation());
   if (sandbox) closers.push(() => sandbox.close());
   if (options.reconcile !== false) {
     const stop = new AbortController();
