@@ -147,9 +147,20 @@ export function createSlackSide(opts: {
     startRotation() {
       if (!installations) return async () => {};
       let timer: NodeJS.Timeout | undefined;
+      let wakeAt = Number.POSITIVE_INFINITY;
+      let sweeping = false;
       let stopped = false;
       let running: Promise<void> = Promise.resolve();
+      const arm = (inMs: number) => {
+        if (stopped || sweeping || Date.now() + inMs >= wakeAt) return;
+        clearTimeout(timer);
+        wakeAt = Date.now() + inMs;
+        timer = setTimeout(tick, inMs);
+        timer.unref();
+      };
       const tick = () => {
+        sweeping = true;
+        wakeAt = Number.POSITIVE_INFINITY;
         running = installations
           .sweep()
           .catch((err: unknown) => {
@@ -157,14 +168,16 @@ export function createSlackSide(opts: {
             return 5_000;
           })
           .then((nextMs) => {
-            if (stopped) return;
-            timer = setTimeout(tick, nextMs);
-            timer.unref();
+            sweeping = false;
+            arm(nextMs);
           });
       };
+      // A token seen in use (an install, a peer's refresh) may be due before the next sweep.
+      installations.onDue = arm;
       tick();
       return async () => {
         stopped = true;
+        installations.onDue = undefined;
         clearTimeout(timer);
         await running;
       };

@@ -30,6 +30,8 @@ const MAX_MARGIN_SEC = 7_200;
 /** How long a caller whose token already expired waits for another instance's refresh. */
 const WAIT_FOR_PEER_MS = 5_000;
 /** Slack's answers meaning the refresh token is dead: only a reinstall brings the app back. */
+/** How long after Slack said rotation is off a long-lived token is offered for exchange again. */
+const EXCHANGE_RETRY_MS = 86_400_000;
 const REFUSED = new Set(["invalid_refresh_token", "token_revoked", "invalid_grant_type"]);
 
 /** What we keep beside Bolt's installation (in the same record). */
@@ -66,6 +68,11 @@ export interface RotatingInstallationStore extends InstallationStore {
   rotationRefused(team: string): Promise<boolean>;
   /** Refreshes what is due and moves long-lived tokens over; ms until the next call is useful. */
   sweep(): Promise<number>;
+  /**
+   * Called with the ms until a token seen in use is due for its refresh, so the schedule wakes
+   * for it (an install, or another instance's refresh, happened since the last sweep).
+   */
+  onDue: ((inMs: number) => void) | undefined;
 }
 
 const marginSec = (inst: Stored) =>
@@ -160,11 +167,13 @@ export function createInstallationStore(
         } catch (err) {
           const name = slackErrorName(err);
           if (grant === "exchange" && name === "token_rotation_not_enabled") {
-            await store.installations.put(owner, {
-              ...cur,
-              rotationExchangeRefusedAt: now(),
-            } as Stored);
-            return cur;
+            const marked: Stored = { ...cur, rotationExchangeRefusedAt: now() };
+            await store.installations.put(owner, marked);
+            rotation.logger.info(
+              { owner },
+              "Slack has token rotation off for this app; the long-lived token stays (asked again in a day)",
+            );
+            return marked;
           }
           if (grant === "refresh" && name !== undefined && REFUSED.has(name)) {
             await store.installations.put(owner, { ...cur, rotationRefusedAt: now() } as Stored);
@@ -215,6 +224,22 @@ export function createInstallationStore(
     return p;
   }
 
+  const dueIn = (inst: Stored): number | undefined => {
+    const bot = inst.bot;
+    if (!rotation || !bot || inst.rotationRefusedAt !== undefined) return undefined;
+    if (!bot.refreshToken) {
+      // A long-lived token: moved over now, or a day after Slack last said rotation is off.
+      const triedAt = inst.rotationExchangeRefusedAt;
+      return triedAt === undefined ? 100 : Math.max(100, triedAt + EXCHANGE_RETRY_MS - now());
+    }
+    if (bot.expiresAt === undefined) return undefined;
+    return Math.max(100, (bot.expiresAt - marginSec(inst)) * 1000 - now());
+  };
+  const tellDue = (inst: Stored | undefined) => {
+    const ms = inst ? dueIn(inst) : undefined;
+    if (ms !== undefined) self.onDue?.(ms);
+  };
+
   /**
    * The installation with a token that works now, refreshing it first when due. After a refused
    * refresh nothing more is posted there; `interactive` requests are still served while the old
@@ -229,9 +254,15 @@ export function createInstallationStore(
       return interactive && (inst.bot?.expiresAt ?? 0) > nowSec() ? inst : undefined;
     }
     const bot = inst.bot;
-    if (!rotation || !bot?.refreshToken || bot.expiresAt === undefined) return inst;
+    if (!rotation || !bot?.refreshToken || bot.expiresAt === undefined) {
+      tellDue(inst);
+      return inst;
+    }
     const left = bot.expiresAt - nowSec();
-    if (left > marginSec(inst)) return inst;
+    if (left > marginSec(inst)) {
+      tellDue(inst);
+      return inst;
+    }
     const mine = await refresh(owner, "refresh");
     if (mine) return mine.rotationRefusedAt === undefined ? mine : undefined;
     const cur = ((await store.installations.get(owner)) as Stored | undefined) ?? inst;
@@ -248,12 +279,14 @@ export function createInstallationStore(
     return undefined;
   }
 
-  return {
+  const self: RotatingInstallationStore = {
+    onDue: undefined,
     async storeInstallation(installation: Installation) {
       const inst: Stored = { ...installation };
       const expiresAt = inst.bot?.expiresAt;
       if (expiresAt !== undefined) inst.rotationLifetimeSec = Math.max(1, expiresAt - nowSec());
       await store.installations.put(installationOwner(inst), inst);
+      tellDue(inst);
     },
     async fetchInstallation(query) {
       let owner = ownerOf(query);
@@ -317,7 +350,7 @@ export function createInstallationStore(
             // A long-lived token from before rotation: moved over once Slack allows it (a day
             // between tries when it does not).
             const triedAt = inst.rotationExchangeRefusedAt;
-            if (triedAt === undefined || now() - triedAt > 86_400_000) {
+            if (triedAt === undefined || now() - triedAt >= EXCHANGE_RETRY_MS) {
               inst = (await refresh(owner, "exchange")) ?? inst;
             }
           } else {
@@ -331,19 +364,13 @@ export function createInstallationStore(
           next = Math.min(next, 1_000);
           continue;
         }
-        const bot = inst.bot;
-        if (
-          bot?.refreshToken &&
-          bot.expiresAt !== undefined &&
-          inst.rotationRefusedAt === undefined
-        ) {
-          const dueMs = (bot.expiresAt - marginSec(inst)) * 1000 - now();
-          next = Math.min(next, Math.max(100, dueMs));
-        }
+        const due = dueIn(inst);
+        if (due !== undefined) next = Math.min(next, due);
       }
       return next;
     },
   };
+  return self;
 }
 
 /**
