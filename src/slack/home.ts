@@ -4,7 +4,7 @@ import type { Deps } from "../deps.ts";
 import type { Actor } from "../domain/directory.ts";
 import { homeData } from "../domain/home.ts";
 import type { Logger } from "../log.ts";
-import { rotationRefusedFor } from "./installation-store.ts";
+import { rotationRefusedFor } from "./org-workspaces.ts";
 
 /**
  * What admins are told, once by DM and on App Home while it lasts, when Slack refuses to renew

@@ -4,6 +4,7 @@ import type { Logger } from "../log.ts";
 import { slackErrorName } from "../slack-errors.ts";
 import type { Store } from "../store/index.ts";
 import { installationOwner } from "../store/index.ts";
+import { ORG_TEAM_PREFIX } from "./org-workspaces.ts";
 
 /**
  * Bolt's installation store on our store: `install:{team or enterprise}`, tokens (and, with token
@@ -19,8 +20,6 @@ import { installationOwner } from "../store/index.ts";
  * The installation handed to Bolt carries no refresh token, so Bolt never refreshes on its own.
  */
 
-/** A workspace of an org-wide install → the enterprise whose installation serves it. */
-const ORG_TEAM_PREFIX = "orgteam:";
 /** Held (with the instance's id) by the one instance refreshing an installation's token. */
 const CLAIM_PREFIX = "rotate:";
 const CLAIM_MS = 15_000;
@@ -35,7 +34,7 @@ const EXCHANGE_RETRY_MS = 86_400_000;
 const REFUSED = new Set(["invalid_refresh_token", "token_revoked", "invalid_grant_type"]);
 
 /** What we keep beside Bolt's installation (in the same record). */
-interface RotationFields {
+export interface RotationFields {
   /** the bot token's life when it was issued, seconds (for when to refresh) */
   rotationLifetimeSec?: number;
   /** when Slack refused the refresh (ms): the app stops posting there until reinstalled */
@@ -43,7 +42,7 @@ interface RotationFields {
   /** oauth.v2.exchange answered token_rotation_not_enabled at this time (ms) */
   rotationExchangeRefusedAt?: number;
 }
-type Stored = Installation & RotationFields;
+export type Stored = Installation & RotationFields;
 
 export interface RotationOptions {
   clientId: string;
@@ -371,31 +370,6 @@ export function createInstallationStore(
     },
   };
   return self;
-}
-
-/**
- * Forgets which workspaces an org-wide installation served (the org uninstalled), or that one
- * workspace was served by one (the workspace uninstalled). Returns how many were forgotten.
- */
-export async function forgetOrgWorkspaces(
-  store: Store,
-  owner: { enterprise: string } | { team: string },
-): Promise<number> {
-  if ("team" in owner) return (await store.delete(`${ORG_TEAM_PREFIX}${owner.team}`)) ? 1 : 0;
-  const doomed: string[] = [];
-  for (const key of await store.keys(ORG_TEAM_PREFIX)) {
-    if ((await store.get<string>(key)) === owner.enterprise) doomed.push(key);
-  }
-  return doomed.length ? store.deleteMany(doomed) : 0;
-}
-
-/** Whether Slack refused to refresh the token serving this workspace (its own, or its org's). */
-export async function rotationRefusedFor(store: Store, team: string): Promise<boolean> {
-  const own = (await store.installations.get(team)) as Stored | undefined;
-  if (own) return own.rotationRefusedAt !== undefined;
-  const org = await store.get<string>(`${ORG_TEAM_PREFIX}${team}`);
-  const inst = org ? ((await store.installations.get(org)) as Stored | undefined) : undefined;
-  return inst?.rotationRefusedAt !== undefined;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { Context } from "@slack/bolt";
 import { forgetTeam } from "../../domain/uninstall.ts";
-import { forgetOrgWorkspaces } from "../installation-store.ts";
 import type { ListenerKit } from "../kit.ts";
+import { forgetOrgWorkspaces } from "../org-workspaces.ts";
 import { isOrgInstall } from "../workspace.ts";
 
 /**
