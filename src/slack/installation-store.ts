@@ -4,6 +4,7 @@ import type { Logger } from "../log.ts";
 import { slackErrorName } from "../slack-errors.ts";
 import type { Store } from "../store/index.ts";
 import { installationOwner } from "../store/index.ts";
+import { quietLogger } from "./directory.ts";
 import { ORG_TEAM_PREFIX } from "./org-workspaces.ts";
 
 /**
@@ -104,6 +105,8 @@ export function createInstallationStore(
     ? new WebClient(undefined, {
         ...(rotation.apiUrl ? { slackApiUrl: rotation.apiUrl } : {}),
         retryConfig: { retries: 1, factor: 1.5, minTimeout: 100, maxTimeout: 500 },
+        // Only warnings and errors, never a request's arguments (a refresh token).
+        logger: quietLogger(rotation.logger),
       })
     : undefined;
 
