@@ -48,9 +48,9 @@ export function buildManifest(baseUrl: string, joinHost: string = DEFAULT_JOIN_H
         bot_events: [...BOT_EVENTS],
       },
       interactivity: { is_enabled: true, request_url: `${url}/slack/events` },
-      org_deploy_enabled: false,
+      org_deploy_enabled: true,
       socket_mode_enabled: false,
-      token_rotation_enabled: false,
+      token_rotation_enabled: true,
     },
   };
 }

@@ -313,6 +313,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   });
   const host = engine;
   closers.push(() => host.stop());
+  closers.push(slack.startRotation());
   if (sandbox) closers.push(() => sandbox.close());
   // Store, Bolt's authorization, the listeners and the live engine are all up: take work.
   gate.open();

@@ -62,6 +62,7 @@ export const SETTINGS_FIELDS = {
   longestToken: "st_longest_token",
   auditChannel: "st_audit_channel",
   privacy: "st_privacy",
+  guests: "st_guests",
 } as const;
 export type SettingsField = (typeof SETTINGS_FIELDS)[keyof typeof SETTINGS_FIELDS];
 
@@ -75,6 +76,9 @@ export const SETTINGS_BLOCKS = {
 export const SETTINGS_ACTIONS = {
   check: "st_check_credentials",
 } as const;
+
+/** The one checkbox of the guests field (policy.guestsMay). */
+export const GUESTS_MAY = "guests_may" as const;
 
 /** The one checkbox of the privacy field. */
 export const SHOW_EMAILS = "show_attendee_emails" as const;

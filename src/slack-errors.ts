@@ -49,6 +49,9 @@ const PASSING = new Set([
   "request_timeout",
   "service_unavailable",
   "team_added_to_org",
+  // A rotating token that expired before its refresh landed (the refresh runs ahead of
+  // expiry; a late one is a moment's trouble): the next try gets the refreshed token.
+  "token_expired",
 ]);
 
 /**

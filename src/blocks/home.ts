@@ -31,6 +31,8 @@ export interface HomeInput {
   settingsButton: boolean;
   /** For those who may mint: the enterprise's live tokens (masked here), or why they can't be listed. */
   tokens?: { list: readonly AccessToken[]; now: number } | { error: string };
+  /** One line for admins above everything else (the app's own text, e.g. a refused token refresh). */
+  notice?: string | undefined;
 }
 
 const TOKENS_SHOWN = 10;
@@ -73,6 +75,9 @@ const EVENTS_SHOWN = 40;
 export function buildHome(input: HomeInput): HomeView {
   const blocks: KnownBlock[] = [
     { type: "header", text: { type: "plain_text", text: "On Air" } },
+    ...(input.notice
+      ? [{ type: "section" as const, text: { type: "mrkdwn" as const, text: input.notice } }]
+      : []),
     {
       type: "section",
       text: {

@@ -1,4 +1,10 @@
-import { SETTINGS_BLOCKS, SETTINGS_FIELDS, type SettingsField, SHOW_EMAILS } from "../ids.ts";
+import {
+  GUESTS_MAY,
+  SETTINGS_BLOCKS,
+  SETTINGS_FIELDS,
+  type SettingsField,
+  SHOW_EMAILS,
+} from "../ids.ts";
 import type { Audience, Settings } from "../store/index.ts";
 import {
   audienceValue,
@@ -38,6 +44,8 @@ export interface SettingsForm {
   relayPassword: string | undefined;
   whoMaySchedule: string | undefined;
   whoMayMint: string | undefined;
+  /** Guests may schedule and mint when the audiences include them (absent: no). */
+  guestsMay?: boolean;
   longestToken: string | undefined;
   auditChannel: string | undefined;
   showAttendeeEmails: boolean;
@@ -68,6 +76,9 @@ export function readSettingsForm(values: ViewStateValues): SettingsForm {
     relayPassword: secret(values, SETTINGS_FIELDS.relayPassword),
     whoMaySchedule: field(values, SETTINGS_FIELDS.whoMaySchedule)?.selected_option?.value,
     whoMayMint: field(values, SETTINGS_FIELDS.whoMayMint)?.selected_option?.value,
+    guestsMay: (field(values, SETTINGS_FIELDS.guests)?.selected_options ?? []).some(
+      (o) => o.value === GUESTS_MAY,
+    ),
     longestToken: text(values, SETTINGS_FIELDS.longestToken),
     auditChannel: field(values, SETTINGS_FIELDS.auditChannel)?.selected_conversation ?? undefined,
     showAttendeeEmails: (field(values, SETTINGS_FIELDS.privacy)?.selected_options ?? []).some(
@@ -88,7 +99,11 @@ function parseAudience(v: string | undefined): Audience | undefined {
 export type SettingsErrors = Partial<Record<SettingsField, string>>;
 
 /** The names of the fields that changed, for the audit record (never their values). */
-export type SettingsChange = keyof Settings | "policy.whoMaySchedule" | "policy.whoMayMint";
+export type SettingsChange =
+  | keyof Settings
+  | "policy.whoMaySchedule"
+  | "policy.whoMayMint"
+  | "policy.guestsMay";
 
 /**
  * Applies the form to the stored settings. Empty secrets keep the stored ones. Returns the new
@@ -136,7 +151,11 @@ export function applySettingsForm(
 
   const next: Settings = {
     ...stored,
-    policy: { whoMaySchedule: schedule, whoMayMint: mint },
+    policy: {
+      whoMaySchedule: schedule,
+      whoMayMint: mint,
+      ...(form.guestsMay ? { guestsMay: true } : {}),
+    },
     longestTokenMs: longest,
     privacy: { showAttendeeEmails: form.showAttendeeEmails },
   };
@@ -169,6 +188,9 @@ export function applySettingsForm(
   }
   if (audienceValue(stored.policy.whoMayMint) !== audienceValue(mint)) {
     changed.push("policy.whoMayMint");
+  }
+  if ((stored.policy.guestsMay === true) !== (form.guestsMay === true)) {
+    changed.push("policy.guestsMay");
   }
   if (stored.privacy.showAttendeeEmails !== next.privacy.showAttendeeEmails)
     changed.push("privacy");

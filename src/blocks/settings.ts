@@ -1,4 +1,5 @@
 import {
+  GUESTS_MAY,
   SETTINGS_ACTIONS,
   SETTINGS_BLOCKS,
   SETTINGS_FIELDS,
@@ -228,6 +229,7 @@ export function settingsView(input: SettingsViewInput): ModalView {
       s.policy.whoMayMint,
       options,
     ),
+    guestsInput(s.policy.guestsMay === true),
     textInput(SETTINGS_FIELDS.longestToken, "Longest relay token allowed", {
       initial: formatDuration(s.longestTokenMs),
       hint: "A number and a unit: 90m, 12h, 14d or 2w (at most 365d), or never to allow tokens that never expire.",
@@ -308,6 +310,29 @@ function saveAnywayInput(failed: readonly CheckedService[]): KnownBlock[] {
       element: { type: "checkboxes", action_id: SETTINGS_BLOCKS.saveAnyway, options: [option] },
     } as KnownBlock,
   ];
+}
+
+const GUESTS_LABEL = "Guests may schedule and mint, where the choices above include them";
+
+/** The policy's guest choice: off unless an admin ticks it. */
+function guestsInput(on: boolean): KnownBlock {
+  const option = { text: plain(GUESTS_LABEL, 75), value: GUESTS_MAY };
+  return {
+    type: "input",
+    block_id: SETTINGS_FIELDS.guests,
+    optional: true,
+    label: plain("Guests", 2000),
+    hint: plain(
+      "Single- and multi-channel guests. Off: they may not schedule events or mint relay tokens, whatever the choices above say.",
+      2000,
+    ),
+    element: {
+      type: "checkboxes",
+      action_id: SETTINGS_FIELDS.guests,
+      options: [option],
+      ...(on ? { initial_options: [option] } : {}),
+    },
+  } as KnownBlock;
 }
 
 export function decodeSettingsMeta(raw: string | undefined): SettingsMeta {

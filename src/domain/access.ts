@@ -58,15 +58,21 @@ export function relayCredentials(settings: Settings): BasicCredentials {
   return { username: settings.relayUsername, password: settings.relayPassword };
 }
 
-/** True when the user is in the audience: everyone, admins (and owners), or a user group. */
+/**
+ * True when the user is in the audience: everyone, admins (and owners), or a user group. Guests
+ * (single- and multi-channel) are in no audience unless the settings say so (`guestsMay`).
+ */
 export async function inAudience(
   directory: Directory,
   user: string,
   audience: Audience,
+  policy: { guestsMay?: boolean | undefined } = {},
 ): Promise<boolean> {
+  const profile = await directory.profile(user);
+  if (profile.isGuest && policy.guestsMay !== true) return false;
   if (audience === "everyone") return true;
   // Admins manage the app; no policy locks them out of it, not even a group lookup that fails.
-  if ((await directory.profile(user)).isAdmin) return true;
+  if (profile.isAdmin) return true;
   if (audience === "admins") return false;
   try {
     return (await directory.groupMembers(audience.usergroup)).includes(user);
@@ -94,7 +100,13 @@ export async function requireAllowed(
 ): Promise<void> {
   const audience =
     action === "schedule" ? settings.policy.whoMaySchedule : settings.policy.whoMayMint;
-  if (await inAudience(actor.directory, actor.user, audience)) return;
+  if (await inAudience(actor.directory, actor.user, audience, settings.policy)) return;
+  if ((await actor.directory.profile(actor.user)).isGuest && settings.policy.guestsMay !== true) {
+    throw new UserFacingError(
+      USER_ERROR_CODES.notAllowed,
+      `Guests can't ${ACTION_WORDS[action]} in this workspace. Ask a workspace admin if you need to: they can allow guests in \`/onair settings\`.`,
+    );
+  }
   const who =
     audience === "admins"
       ? "workspace admins"

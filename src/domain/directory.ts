@@ -7,8 +7,13 @@ export interface SlackProfile {
   id: string;
   email: string | undefined;
   tz: string | undefined;
-  /** Workspace admin, owner or primary owner. */
+  /**
+   * Workspace admin, owner or primary owner of this workspace: never a person of another
+   * workspace (a Slack Connect channel), whatever their own workspace made them.
+   */
   isAdmin: boolean;
+  /** A single- or multi-channel guest (absent: not one). */
+  isGuest?: boolean;
   name: string;
 }
 

@@ -71,8 +71,8 @@ export async function homeData(deps: Deps, actor: Actor): Promise<HomeData> {
     deps.store.users.get(team, user),
     upcomingEvents(deps, team, user),
     directory.profile(user),
-    inAudience(directory, user, settings.policy.whoMaySchedule),
-    inAudience(directory, user, settings.policy.whoMayMint),
+    inAudience(directory, user, settings.policy.whoMaySchedule, settings.policy),
+    inAudience(directory, user, settings.policy.whoMayMint, settings.policy),
   ]);
   let tokens: HomeData["tokens"];
   if (canMint) {

@@ -15,6 +15,7 @@ const CHANGE_LABELS: Record<string, string> = {
   longestTokenMs: "longest relay token allowed",
   "policy.whoMaySchedule": "who may schedule events",
   "policy.whoMayMint": "who may mint relay tokens",
+  "policy.guestsMay": "whether guests may schedule and mint",
   privacy: "attendee e-mail addresses in live threads",
 };
 

@@ -1,4 +1,5 @@
-import { App, HTTPReceiver } from "@slack/bolt";
+import { randomUUID } from "node:crypto";
+import { type AllMiddlewareArgs, type AnyMiddlewareArgs, App, HTTPReceiver } from "@slack/bolt";
 import { WebClient } from "@slack/web-api";
 import type { Config } from "../config.ts";
 import { ROUTES } from "../http/routes.ts";
@@ -7,9 +8,15 @@ import type { Metrics } from "../metrics.ts";
 import { NoInstallationError } from "../slack-errors.ts";
 import type { Store } from "../store/index.ts";
 import { boltLogger } from "./bolt-logger.ts";
-import { createInstallationStore, singleFlightAuthorize } from "./installation-store.ts";
+import { tellAdminsRotationRefused } from "./home.ts";
+import {
+  createInstallationStore,
+  type RotatingInstallationStore,
+  singleFlightAuthorize,
+} from "./installation-store.ts";
 import { botScopes } from "./scopes.ts";
 import { countingFetch } from "./slack-metrics.ts";
+import { actingWorkspace, enterpriseOf, isOrgInstall } from "./workspace.ts";
 
 export interface SlackSide {
   readonly bolt: App;
@@ -18,7 +25,16 @@ export interface SlackSide {
   readonly serving: boolean;
   /** See Deps.bulkClient. */
   bulkClient(teamId: string): Promise<WebClient>;
+  /**
+   * Starts refreshing rotating tokens on a schedule (due ones even when no request comes in) and
+   * moving long-lived ones over; returns what stops it.
+   */
+  startRotation(): () => Promise<void>;
 }
+
+/** What a person from another organization is told when their own workspace has no On Air. */
+export const FOREIGN_WORKSPACE_TEXT =
+  "This channel is shared with another organization, and On Air here acts for this workspace's own members only. Use On Air from your own workspace (ask its admins to install it there).";
 
 /**
  * Bolt's app and receiver for this configuration (one workspace by bot token, or many by OAuth),
@@ -36,6 +52,24 @@ export function createSlackSide(opts: {
   const oauth = config.slack.oauth;
   const apiUrl = config.slack.apiUrl;
   const boltLog = boltLogger(logger);
+  const instanceId = randomUUID();
+  const apiClient = (token: string) =>
+    new WebClient(token, {
+      ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
+      rejectRateLimitedCalls: true,
+      retryConfig: { retries: 0 },
+      logger: boltLog,
+    });
+  const installations = oauth
+    ? createInstallationStore(store, {
+        clientId: oauth.clientId,
+        clientSecret: oauth.clientSecret,
+        apiUrl,
+        instanceId,
+        logger,
+        onRefused: (owner, token) => tellAdminsRotationRefused(apiClient(token), owner, logger),
+      })
+    : undefined;
   const receiver = new HTTPReceiver({
     signingSecret: opts.signingSecret,
     endpoints: [ROUTES.slackEvents],
@@ -48,7 +82,7 @@ export function createSlackSide(opts: {
           clientSecret: oauth.clientSecret,
           stateSecret: oauth.stateSecret,
           scopes: botScopes(),
-          installationStore: createInstallationStore(store),
+          installationStore: installations as RotatingInstallationStore,
           installerOptions: {
             installPath: ROUTES.slackInstall,
             redirectUriPath: ROUTES.slackOAuthRedirect,
@@ -81,39 +115,153 @@ export function createSlackSide(opts: {
     },
   });
 
+  bolt.use(async (args) => resolveWorkspace(args, installations, logger));
+
   const bulkClients = new Map<string, WebClient>();
   return {
     bolt,
     receiver,
     serving: Boolean(config.slack.botToken || oauth),
     async bulkClient(teamId) {
-      // Through the installer, so a rotating token is refreshed (once) before it is used.
+      // Through the installation store, so a rotating token is refreshed (once, by one
+      // instance) before it is used, and a workspace of an org-wide install posts with the org's.
       let token = config.slack.botToken;
-      if (!token && installer) {
+      if (!token && installations) {
         try {
-          token = (
-            await installer.authorize({
-              teamId,
-              enterpriseId: undefined,
-              isEnterpriseInstall: false,
-            })
-          ).botToken;
+          token = await installations.botToken(teamId);
         } catch (err) {
-          logger.info({ err, teamId }, "no installation to post with");
-          throw new NoInstallationError(teamId);
+          logger.warn({ err, teamId }, "no token to post with");
+          throw err;
         }
       }
-      if (!token) throw new NoInstallationError(teamId);
+      if (!token) {
+        logger.info({ teamId }, "no installation to post with");
+        throw new NoInstallationError(teamId);
+      }
       const cached = bulkClients.get(teamId);
       if (cached && cached.token === token) return cached;
-      const client = new WebClient(token, {
-        ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
-        rejectRateLimitedCalls: true,
-        retryConfig: { retries: 0 },
-        logger: boltLog,
-      });
+      const client = apiClient(token);
       bulkClients.set(teamId, client);
       return client;
     },
+    startRotation() {
+      if (!installations) return async () => {};
+      let timer: NodeJS.Timeout | undefined;
+      let wakeAt = Number.POSITIVE_INFINITY;
+      let sweeping = false;
+      let stopped = false;
+      let running: Promise<void> = Promise.resolve();
+      const arm = (inMs: number) => {
+        if (stopped || sweeping || Date.now() + inMs >= wakeAt) return;
+        clearTimeout(timer);
+        wakeAt = Date.now() + inMs;
+        timer = setTimeout(tick, inMs);
+        timer.unref();
+      };
+      const tick = () => {
+        sweeping = true;
+        wakeAt = Number.POSITIVE_INFINITY;
+        running = installations
+          .sweep()
+          .catch((err: unknown) => {
+            logger.warn({ err }, "rotation: the sweep failed; tried again soon");
+            return 5_000;
+          })
+          .then((nextMs) => {
+            sweeping = false;
+            arm(nextMs);
+          });
+      };
+      // A token seen in use (an install, a peer's refresh) may be due before the next sweep.
+      installations.onDue = arm;
+      tick();
+      return async () => {
+        stopped = true;
+        installations.onDue = undefined;
+        clearTimeout(timer);
+        await running;
+      };
+    },
   };
+}
+
+/**
+ * Global middleware, before every listener: puts the acting workspace (workspace.ts) into
+ * `context.teamId`, so listeners read one answer. A person from another organization (a Slack
+ * Connect channel) acts under their own workspace's records when it has On Air, and is told
+ * plainly to use their own workspace otherwise.
+ */
+async function resolveWorkspace(
+  args: AnyMiddlewareArgs & AllMiddlewareArgs,
+  installations: RotatingInstallationStore | undefined,
+  logger: Logger,
+): Promise<void> {
+  const { body, context, next } = args;
+  const acting = actingWorkspace(body);
+  const installed = context.teamId;
+  if (isOrgInstall(body)) {
+    const enterprise = enterpriseOf(body) ?? context.enterpriseId;
+    if (acting) {
+      context.teamId = acting;
+      if (enterprise && installations) {
+        await installations
+          .rememberOrgWorkspace(acting, enterprise)
+          .catch((err: unknown) => logger.warn({ err }, "the org's workspace was not remembered"));
+      }
+    }
+    await next();
+    return;
+  }
+  const isEvent = (body as { type?: unknown }).type === "event_callback";
+  if (isEvent || !acting || !installed || acting === installed) {
+    await next();
+    return;
+  }
+  if (installations && (await installations.hasInstallation(acting))) {
+    context.teamId = acting;
+    await next();
+    return;
+  }
+  if (context.enterpriseId) {
+    // A workspace install inside an Enterprise organization: the person may well be of the
+    // same org (another of its workspaces), which the payload cannot tell. They act here,
+    // where the directory grants no admin rights to anyone whose own workspace is another.
+    await next();
+    return;
+  }
+  logger.info({ team: acting, installed }, "a person from another workspace was sent home");
+  await refuseForeign(args);
+}
+
+async function refuseForeign(args: AnyMiddlewareArgs & AllMiddlewareArgs): Promise<void> {
+  const a = args as AnyMiddlewareArgs &
+    AllMiddlewareArgs & {
+      ack?: (r?: unknown) => Promise<void>;
+      respond?: (m: unknown) => Promise<unknown>;
+    };
+  const body = a.body as { type?: string; command?: string; trigger_id?: string };
+  const notice = {
+    type: "modal" as const,
+    title: { type: "plain_text" as const, text: "On Air" },
+    close: { type: "plain_text" as const, text: "Close" },
+    blocks: [{ type: "section", text: { type: "mrkdwn", text: FOREIGN_WORKSPACE_TEXT } }],
+  };
+  if (body.command) {
+    await a.ack?.({ response_type: "ephemeral", text: FOREIGN_WORKSPACE_TEXT });
+    return;
+  }
+  if (body.type === "view_submission") {
+    await a.ack?.({ response_action: "update", view: notice });
+    return;
+  }
+  await a.ack?.();
+  if (a.respond && body.type === "block_actions") {
+    await a.respond({
+      response_type: "ephemeral",
+      replace_original: false,
+      text: FOREIGN_WORKSPACE_TEXT,
+    });
+  } else if (body.trigger_id) {
+    await a.client.views.open({ trigger_id: body.trigger_id, view: notice });
+  }
 }

@@ -160,11 +160,16 @@ export class DirectoryCaches {
         cached(this.profiles, `u:${user}`, async () => {
           const res = await web.users.info({ user });
           const u = res.user;
+          // Slack's admin flags are the person's own workspace's: a person from another
+          // organization in a shared channel is no admin here.
+          const ours = !u?.team_id || u.team_id === team;
+          const isGuest = Boolean(u?.is_restricted || u?.is_ultra_restricted);
           return {
             id: user,
             email: u?.profile?.email,
             tz: u?.tz,
-            isAdmin: Boolean(u?.is_admin || u?.is_owner || u?.is_primary_owner),
+            isAdmin: ours && !isGuest && Boolean(u?.is_admin || u?.is_owner || u?.is_primary_owner),
+            isGuest,
             name: u?.real_name || u?.profile?.display_name || u?.name || user,
           };
         }),

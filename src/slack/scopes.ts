@@ -36,6 +36,11 @@ export const METHOD_SCOPES = {
   "files.completeUploadExternal": "files:write",
   // Live unfurls of the events service's join links (src/slack/events/link-shared.ts).
   "chat.unfurl": "links:write",
+  // Token rotation (src/slack/installation-store.ts): refresh, and moving a long-lived token over.
+  "oauth.v2.access": null,
+  "oauth.v2.exchange": null,
+  // Who to tell when Slack refuses to refresh the token: the workspace's admins (src/slack/home.ts).
+  "users.list": "users:read",
 } as const satisfies Record<string, string | readonly string[] | null>;
 
 export type SlackMethod = keyof typeof METHOD_SCOPES;

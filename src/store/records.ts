@@ -61,6 +61,11 @@ export const SettingsSchema = z.object({
   policy: z.object({
     whoMaySchedule: AudienceSchema,
     whoMayMint: AudienceSchema,
+    /**
+     * Guests (single- and multi-channel) may schedule and mint when the audiences above include
+     * them. Off unless an admin turns it on (absent = off).
+     */
+    guestsMay: z.boolean().optional(),
   }),
   /** Longest relay token a user may mint, in ms. */
   longestTokenMs: z.number().int().positive(),

@@ -72,6 +72,45 @@ describe("OAuth install", () => {
     expect(String(answer.args.text)).toContain("/onair link");
   });
 
+  it("keeps a long-lived install working, and moves it over with oauth.v2.exchange once Slack rotates", async () => {
+    // Slack has rotation off for the app: the exchange is refused and the token stays.
+    await h.emulator.waitForCall(
+      (c) => c.method === "oauth.v2.exchange" && c.error === "token_rotation_not_enabled",
+      { timeoutMs: 5_000 },
+    );
+    const before = await remember();
+    expect(before?.bot?.token).toMatch(/^xoxb-/);
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({ user: USERS.member, channel: CHANNELS.general, text: "help" });
+    await h.emulator.waitForCall((c) => c.method === "response_url", { since });
+
+    // Rotation turned on; a day later (when the app asks again) the token is moved over.
+    h.emulator.setTokenRotation({ expiresInSec: 600 });
+    const stored = (await h.app.store.installations.get(TEAM)) as unknown as Record<
+      string,
+      unknown
+    >;
+    delete stored.rotationExchangeRefusedAt;
+    await h.app.store.installations.put(TEAM, stored as never);
+    const since2 = h.emulator.calls.length;
+    await h.driver.slashCommand({ user: USERS.member, channel: CHANNELS.general, text: "help" });
+    const moved = await h.emulator.waitForCall((c) => c.method === "oauth.v2.exchange" && c.ok, {
+      since: since2,
+      timeoutMs: 5_000,
+    });
+    expect(moved.ok).toBe(true);
+    await expect.poll(async () => (await remember())?.bot?.token).toMatch(/^xoxe\.xoxb-/);
+    const after = await remember();
+    expect(after?.bot?.refreshToken).toMatch(/^xoxe-1-/);
+    expect(after?.bot?.expiresAt).toBeGreaterThan(Date.now() / 1000);
+    // Exchanged once: the schedule does not ask again.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(h.emulator.calls.filter((c) => c.method === "oauth.v2.exchange" && c.ok)).toHaveLength(
+      1,
+    );
+    h.emulator.setTokenRotation(undefined);
+  });
+
   it("rotates tokens: keeps the refresh token and refreshes once for a burst of requests", async () => {
     h.emulator.setTokenRotation({ expiresInSec: 600 });
     const r = await h.driver.oauthInstall();
@@ -82,8 +121,15 @@ describe("OAuth install", () => {
     const raw = JSON.stringify(await h.app.store.get(`install:${TEAM}`));
     expect(raw).not.toContain(first?.bot?.refreshToken ?? "missing");
 
-    // The token expires within Bolt's two-hour window, so the next request refreshes it. The
-    // first refresh is held back a second (429 + Retry-After) so the whole burst overlaps it.
+    // Nothing is due yet (a refresh comes in the last quarter of a token's life): as if time had
+    // passed, the stored expiry is brought within that quarter, so the next request refreshes it.
+    // The first refresh is held back a second (429 + Retry-After) so the whole burst overlaps it.
+    const stored = await h.app.store.installations.get(TEAM);
+    if (!stored?.bot) throw new Error("no installation");
+    await h.app.store.installations.put(TEAM, {
+      ...stored,
+      bot: { ...stored.bot, expiresAt: Math.floor(Date.now() / 1000) + 60 },
+    });
     h.emulator.throttle({ method: "oauth.v2.access", times: 1, retryAfterSec: 1 });
     const since = h.emulator.calls.length;
     const burst = await Promise.all(
@@ -102,7 +148,9 @@ describe("OAuth install", () => {
 
     const rotated = await remember();
     expect(rotated?.bot?.token).not.toBe(first?.bot?.token);
-    expect(rotated?.bot?.refreshToken).toBe(first?.bot?.refreshToken);
+    // Slack returns a new refresh token with each refresh (the reference), and the one spent is dead.
+    expect(rotated?.bot?.refreshToken).toMatch(/^xoxe-1-/);
+    expect(rotated?.bot?.refreshToken).not.toBe(first?.bot?.refreshToken);
     // Bulk posting uses the rotated token too.
     const bulk = await h.app.deps.bulkClient(TEAM);
     const posted = await bulk.chat.postMessage({

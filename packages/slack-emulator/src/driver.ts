@@ -206,11 +206,23 @@ export interface SlackDriver {
       unfurlDomains?: readonly string[];
     } & SendOptions,
   ): Promise<{ ts: string; unfurlId?: string; result?: DriverResult }>;
-  /** an Events API callback; app_home_opened gets its channel, tab and view filled in */
-  event(event: { type: string; [k: string]: unknown }, opts?: SendOptions): Promise<DriverResult>;
-  /** revokes every token, then sends app_uninstalled and tokens_revoked in the order asked */
+  /**
+   * an Events API callback; app_home_opened gets its channel, tab and view filled in. `team`:
+   * the workspace it happened in (default the person's own; on an org-wide install the
+   * enterprise id makes it an org-level event)
+   */
+  event(
+    event: { type: string; [k: string]: unknown },
+    opts?: SendOptions & { team?: string },
+  ): Promise<DriverResult>;
+  /**
+   * revokes every token, then sends app_uninstalled and tokens_revoked in the order asked; on an
+   * org-wide install `team` names one workspace removing the app (app_uninstalled there only,
+   * the org's tokens stay)
+   */
   uninstall(opts?: {
     order?: "app_uninstalled-first" | "tokens_revoked-first";
+    team?: string;
   }): Promise<DriverResult[]>;
   urlVerification(challenge?: string, opts?: SendOptions): Promise<DriverResult>;
   /**
@@ -314,12 +326,22 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
     return c;
   }
 
-  const team = () => ({ id: ws.team.id, domain: ws.team.domain });
+  // An org-wide install: Slack sends `team: null`, the enterprise, and the acting person's own
+  // workspace in user.team_id (events: team_id and context_team_id).
+  const org = ws.orgInstall && ws.enterprise ? ws.enterprise : undefined;
+  const team = () => (org ? null : { id: ws.team.id, domain: ws.team.domain });
+  const enterprise = () => ({
+    enterprise: ws.enterprise ? { id: ws.enterprise.id, name: ws.enterprise.name } : null,
+    is_enterprise_install: org !== undefined,
+  });
+  const domainOf = (teamId: string) =>
+    [ws.team, ...(ws.enterprise?.teams ?? [])].find((t) => t.id === teamId)?.domain ??
+    teamId.toLowerCase();
   const userPayload = (u: User) => ({
     id: u.id,
     username: u.name,
     name: u.name,
-    team_id: ws.team.id,
+    team_id: u.team_id,
   });
   const actionTs = () => (now() / 1000).toFixed(6);
 
@@ -532,8 +554,12 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
       const r = await sendForm(
         {
           token: ws.verificationToken,
-          team_id: ws.team.id,
-          team_domain: ws.team.domain,
+          team_id: org ? user.team_id : ws.team.id,
+          team_domain: org ? domainOf(user.team_id) : ws.team.domain,
+          ...(ws.enterprise && {
+            enterprise_id: ws.enterprise.id,
+            enterprise_name: ws.enterprise.name,
+          }),
           channel_id: ch.id,
           channel_name: ch.is_im ? "directmessage" : ch.name,
           user_id: user.id,
@@ -541,7 +567,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
           command: input.command ?? "/onair",
           text,
           api_app_id: ws.app.appId,
-          is_enterprise_install: "false",
+          is_enterprise_install: String(org !== undefined),
           response_url: responseUrl,
           trigger_id: triggerId,
         },
@@ -685,8 +711,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
         container: container,
         trigger_id: triggerId,
         team: team(),
-        enterprise: null,
-        is_enterprise_install: false,
+        ...enterprise(),
         ...extra,
         // Slack's view.state.values holds every input, untouched ones at their initial value.
         ...(viewRec && {
@@ -760,8 +785,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
         trigger_id: triggerId,
         view: ws.viewJson(rec),
         response_urls: responseUrls,
-        is_enterprise_install: false,
-        enterprise: null,
+        ...enterprise(),
       };
       const r = await sendPayload(payload, input);
       const outcome: ViewOutcome =
@@ -792,8 +816,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
           token: ws.verificationToken,
           view: json,
           is_cleared: input.is_cleared === true,
-          is_enterprise_install: false,
-          enterprise: null,
+          ...enterprise(),
         },
         input,
       );
@@ -809,8 +832,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
         team: team(),
         token: ws.verificationToken,
         action_ts: actionTs(),
-        is_enterprise_install: false,
-        enterprise: null,
+        ...enterprise(),
       };
       if (input.channel !== undefined && input.message_ts !== undefined) {
         const ch = channelOf(input.channel);
@@ -868,6 +890,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
     },
 
     async event(event, o = {}) {
+      const { team: teamOpt, ...eo } = o;
       const ev: Json = { ...event };
       if (event.type === "app_home_opened") {
         const user = userOf(String(event.user));
@@ -878,9 +901,17 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
         if (home && ev.view === undefined && ev.tab === "home") ev.view = ws.viewJson(home);
       }
       ev.event_ts ??= actionTs();
+      // The workspace the event happened in: the one asked for, else the person's own; an
+      // org-level event (an org-wide uninstall) names the enterprise and no workspace.
+      const actor = typeof ev.user === "string" ? ws.user(ev.user) : undefined;
+      const where = teamOpt ?? (org ? (actor?.team_id ?? ws.team.id) : ws.team.id);
+      const orgLevel = org !== undefined && where === org.id;
       const payload: Json = {
         token: ws.verificationToken,
-        team_id: ws.team.id,
+        team_id: where,
+        ...(ws.enterprise && { enterprise_id: ws.enterprise.id }),
+        ...(!orgLevel && { context_team_id: where }),
+        ...(ws.enterprise && { context_enterprise_id: ws.enterprise.id }),
         api_app_id: ws.app.appId,
         event: ev,
         type: "event_callback",
@@ -888,20 +919,24 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
         event_time: Math.floor(now() / 1000),
         authorizations: [
           {
-            enterprise_id: null,
-            team_id: ws.team.id,
+            enterprise_id: ws.enterprise?.id ?? null,
+            team_id: org ? null : ws.team.id,
             user_id: ws.app.botUserId,
             is_bot: true,
-            is_enterprise_install: false,
+            is_enterprise_install: org !== undefined,
           },
         ],
         is_ext_shared_channel: false,
         event_context: `4-${randomHex(16)}`,
       };
-      return deliverEvent(payload, o);
+      return deliverEvent(payload, eo);
     },
 
     async uninstall(o = {}) {
+      // One workspace of an org-wide install: the org's tokens stay, that workspace is told.
+      if (org && o.team !== undefined && o.team !== org.id) {
+        return [await driver.event({ type: "app_uninstalled" }, { team: o.team })];
+      }
       const revoked = ws.uninstall();
       const events = [
         { type: "app_uninstalled" },
@@ -909,7 +944,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
       ];
       if (o.order === "tokens_revoked-first") events.reverse();
       const out: DriverResult[] = [];
-      for (const e of events) out.push(await driver.event(e));
+      for (const e of events) out.push(await driver.event(e, org ? { team: org.id } : {}));
       return out;
     },
 

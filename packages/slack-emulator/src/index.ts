@@ -55,6 +55,7 @@ export {
   DEFAULT_USERGROUPS,
   DEFAULT_USERS,
   type SeedChannel,
+  type SeedEnterprise,
   type SeedUser,
   type SeedUsergroup,
   type WorkspaceSeed,

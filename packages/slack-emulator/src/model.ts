@@ -18,6 +18,8 @@ export interface User {
   readonly is_admin: boolean;
   readonly is_owner: boolean;
   readonly is_primary_owner: boolean;
+  readonly is_restricted: boolean;
+  readonly is_ultra_restricted: boolean;
   readonly is_bot: boolean;
   readonly title: string;
   readonly bot_id?: string;

@@ -96,6 +96,70 @@ function rotationFields(ws: Workspace, rec: TokenRecord): Json {
   };
 }
 
+/** Who the installation is for: the workspace, or the org for an org-wide install. */
+function installedFor(ws: Workspace): Json {
+  if (ws.orgInstall && ws.enterprise) {
+    return {
+      team: null,
+      enterprise: { id: ws.enterprise.id, name: ws.enterprise.name },
+      is_enterprise_install: true,
+    };
+  }
+  return {
+    team: { id: ws.team.id, name: ws.team.name },
+    enterprise: null,
+    is_enterprise_install: false,
+  };
+}
+
+/**
+ * A new expiring token for a refresh token or an exchanged long-lived one. Each refresh returns
+ * a new refresh token and the one presented is spent (a second refresh with it answers
+ * invalid_refresh_token: two instances refreshing at once fork the token, node-slack-sdk#2504).
+ * The access token it replaces keeps working until its own expiry.
+ */
+function rotated(ws: Workspace, kind: "bot" | "user", userId: string, scopes: readonly string[]) {
+  const rotation = ws.tokenRotation ?? { expiresInSec: 43_200 };
+  const token = `xoxe.${ws.newToken(kind === "bot" ? "xoxb" : "xoxp")}`;
+  const refreshToken = `xoxe-1-${randomHex(24)}`;
+  const rec: TokenRecord = {
+    token,
+    kind,
+    userId,
+    scopes: [...scopes],
+    expiresAt: ws.now() + rotation.expiresInSec * 1000,
+    refreshToken,
+    revoked: false,
+  };
+  ws.tokens.set(token, rec);
+  ws.refreshTokens.set(refreshToken, { userId, kind });
+  ws.refreshCount++;
+  return {
+    app_id: ws.app.appId,
+    scope: scopes.join(","),
+    token_type: kind,
+    access_token: token,
+    ...rotationFields(ws, rec),
+    ...(kind === "bot" ? { bot_user_id: ws.app.botUserId } : { user_id: userId }),
+    ...installedFor(ws),
+  };
+}
+
+/** oauth.v2.exchange: a long-lived token becomes an expiring one with a refresh token. */
+export function exchangeLongLived(
+  ws: Workspace,
+  a: { clientId: string | undefined; clientSecret: string | undefined; token: TokenRecord },
+): Json {
+  checkClient(ws, a.clientId, a.clientSecret);
+  if (!ws.tokenRotation) throw new SlackApiError("token_rotation_not_enabled");
+  if (a.token.refreshToken !== undefined || a.token.expiresAt !== undefined) {
+    throw new SlackApiError("token_already_exchanged");
+  }
+  if (ws.exchanged.has(a.token.token)) throw new SlackApiError("token_already_exchanged");
+  ws.exchanged.add(a.token.token);
+  return rotated(ws, a.token.kind, a.token.userId, a.token.scopes);
+}
+
 /** oauth.v2.access, both grants: authorization_code (the install) and refresh_token. */
 export function exchange(
   ws: Workspace,
@@ -109,36 +173,13 @@ export function exchange(
   },
 ): Json {
   checkClient(ws, a.clientId, a.clientSecret);
-  const team = { id: ws.team.id, name: ws.team.name };
   const grant = a.grantType ?? "authorization_code";
   if (grant === "refresh_token") {
     const r = a.refreshToken === undefined ? undefined : ws.refreshTokens.get(a.refreshToken);
-    if (!r) throw new SlackApiError("invalid_refresh_token");
+    if (!r || ws.refusedRefresh) throw new SlackApiError("invalid_refresh_token");
+    ws.refreshTokens.delete(a.refreshToken as string);
     const old = [...ws.tokens.values()].find((t) => t.refreshToken === a.refreshToken);
-    const scopes = old?.scopes ?? [];
-    const rotation = ws.tokenRotation ?? { expiresInSec: 43_200 };
-    const token = `xoxe.${ws.newToken(r.kind === "bot" ? "xoxb" : "xoxp")}`;
-    const rec: TokenRecord = {
-      token,
-      kind: r.kind,
-      userId: r.userId,
-      scopes,
-      expiresAt: ws.now() + rotation.expiresInSec * 1000,
-      refreshToken: a.refreshToken,
-      revoked: false,
-    };
-    ws.tokens.set(token, rec);
-    return {
-      app_id: ws.app.appId,
-      scope: scopes.join(","),
-      token_type: r.kind,
-      access_token: token,
-      ...rotationFields(ws, rec),
-      ...(r.kind === "bot" ? { bot_user_id: ws.app.botUserId } : { user_id: r.userId }),
-      team,
-      enterprise: null,
-      is_enterprise_install: false,
-    };
+    return rotated(ws, r.kind, r.userId, old?.scopes ?? []);
   }
   if (grant !== "authorization_code") throw new SlackApiError("invalid_grant_type");
   const c = a.code === undefined ? undefined : ws.authCodes.get(a.code);
@@ -163,13 +204,7 @@ export function exchange(
       ...rotationFields(ws, u),
     });
   }
-  const out: Json = {
-    app_id: ws.app.appId,
-    authed_user: authedUser,
-    team,
-    enterprise: null,
-    is_enterprise_install: false,
-  };
+  const out: Json = { app_id: ws.app.appId, authed_user: authedUser, ...installedFor(ws) };
   if (c.scopes.length > 0) {
     const bot = issue(ws, "bot", ws.app.botUserId, c.scopes);
     Object.assign(out, {

@@ -21,6 +21,15 @@ export interface SeedUser {
   readonly is_admin?: boolean;
   readonly is_owner?: boolean;
   readonly is_primary_owner?: boolean;
+  /** a multi-channel guest */
+  readonly is_restricted?: boolean;
+  /** a single-channel guest */
+  readonly is_ultra_restricted?: boolean;
+  /**
+   * the person's own workspace: another workspace of the org (WorkspaceSeed.enterprise), or
+   * another organization's, as seen in a Slack Connect channel; default this workspace
+   */
+  readonly team_id?: string;
   readonly title?: string;
 }
 
@@ -75,6 +84,25 @@ export interface WorkspaceSeed {
   readonly botScopes?: readonly string[];
   /** who approves OAuth installs when the authorize URL names nobody; default: the owner */
   readonly installerUserId?: string;
+  /**
+   * The Enterprise organization this workspace belongs to, and its other workspaces (users name
+   * theirs with `team_id`).
+   */
+  readonly enterprise?: SeedEnterprise;
+  /**
+   * The app is installed org-wide (needs `enterprise`): OAuth answers with `team: null` and the
+   * enterprise, and every payload carries `is_enterprise_install: true`, `team: null`,
+   * `view.app_installed_team_id` = the enterprise id, and the acting person's workspace in
+   * `user.team_id` / `team_id` / `context_team_id`, as Slack sends them for such an install.
+   */
+  readonly orgInstall?: boolean;
+}
+
+export interface SeedEnterprise {
+  readonly id: string;
+  readonly name: string;
+  /** the org's workspaces besides this one */
+  readonly teams: readonly SeedTeam[];
 }
 
 export const DEFAULT_TEAM: SeedTeam = {

@@ -32,7 +32,7 @@ export function userJson(ws: Workspace, u: User, withEmail: boolean): Json {
     image_24: `https://a.slack-edge.example/${u.id}_24.png`,
     image_48: `https://a.slack-edge.example/${u.id}_48.png`,
     image_72: `https://a.slack-edge.example/${u.id}_72.png`,
-    team: ws.team.id,
+    team: u.team_id,
   };
   if (withEmail && u.email !== undefined) profile.email = u.email;
   if (u.bot_id !== undefined) {
@@ -53,8 +53,8 @@ export function userJson(ws: Workspace, u: User, withEmail: boolean): Json {
     is_admin: u.is_admin,
     is_owner: u.is_owner,
     is_primary_owner: u.is_primary_owner,
-    is_restricted: false,
-    is_ultra_restricted: false,
+    is_restricted: u.is_restricted,
+    is_ultra_restricted: u.is_ultra_restricted,
     is_bot: u.is_bot,
     is_app_user: false,
     updated: ws.nowSec(),

@@ -66,7 +66,7 @@ function makeView(
     previous_view_id: previous,
     app_id: ws.app.appId,
     external_id: typeof input.external_id === "string" ? input.external_id : "",
-    app_installed_team_id: ws.team.id,
+    app_installed_team_id: ws.orgInstall && ws.enterprise ? ws.enterprise.id : ws.team.id,
     bot_id: ws.app.botId,
   };
   const rec: ViewRecord = { view, user, closed: false, errors: undefined };

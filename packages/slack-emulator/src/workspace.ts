@@ -42,6 +42,7 @@ import {
   DEFAULT_USERGROUPS,
   DEFAULT_USERS,
   type SeedApp,
+  type SeedEnterprise,
   type SeedTeam,
   type WorkspaceSeed,
 } from "./seed.ts";
@@ -65,6 +66,10 @@ export const DEFAULT_FILE_SHARE_DELAY_MS = 300;
 
 export class Workspace {
   readonly team: SeedTeam;
+  /** the Enterprise organization the workspace belongs to (seed.enterprise) */
+  readonly enterprise: SeedEnterprise | undefined;
+  /** the app is installed org-wide (seed.orgInstall) */
+  readonly orgInstall: boolean;
   readonly app: SeedApp;
   readonly users = new Map<string, User>();
   readonly channels = new Map<string, Channel>();
@@ -102,18 +107,27 @@ export class Workspace {
   readonly authCodes = new Map<string, AuthCode>();
   /** refresh token → whose (oauth.ts) */
   readonly refreshTokens = new Map<string, { userId: string; kind: "bot" | "user" }>();
+  /** long-lived tokens already moved to rotation with oauth.v2.exchange (oauth.ts) */
+  readonly exchanged = new Set<string>();
+  /** refresh grants answered so far (oauth.ts) */
+  refreshCount = 0;
+  /** Slack refuses every refresh (invalid_refresh_token), as after the app's tokens were revoked */
+  refusedRefresh = false;
 
   constructor(seed: WorkspaceSeed = {}, opts: WorkspaceOptions = {}) {
     this.now = opts.now ?? Date.now;
     this.origin = opts.origin ?? "http://127.0.0.1";
     this.team = seed.team ?? DEFAULT_TEAM;
+    this.enterprise = seed.enterprise;
+    if (seed.orgInstall && !seed.enterprise) throw new Error("orgInstall needs an enterprise");
+    this.orgInstall = seed.orgInstall === true;
     this.app = { ...DEFAULT_APP, ...seed.app };
     const createdSec = Math.floor(this.now() / 1000) - 86_400 * 30;
     const users = seed.users ?? DEFAULT_USERS;
     for (const u of users) {
       this.users.set(u.id, {
         id: u.id,
-        team_id: this.team.id,
+        team_id: u.team_id ?? this.team.id,
         name: u.name,
         real_name: u.real_name,
         tz: u.tz,
@@ -121,6 +135,8 @@ export class Workspace {
         is_admin: u.is_admin ?? u.is_owner ?? false,
         is_owner: u.is_owner ?? false,
         is_primary_owner: u.is_primary_owner ?? false,
+        is_restricted: u.is_restricted ?? false,
+        is_ultra_restricted: u.is_ultra_restricted ?? false,
         is_bot: false,
         title: u.title ?? "",
         deleted: false,
@@ -219,6 +235,8 @@ export class Workspace {
       is_admin: false,
       is_owner: false,
       is_primary_owner: false,
+      is_restricted: false,
+      is_ultra_restricted: false,
       is_bot: true,
       title: "",
       bot_id: botId,
@@ -863,6 +881,14 @@ export class Workspace {
     refreshToken: string | undefined;
   }): Json {
     return oauth.exchange(this, a);
+  }
+
+  exchangeLongLived(a: {
+    clientId: string | undefined;
+    clientSecret: string | undefined;
+    token: TokenRecord;
+  }): Json {
+    return oauth.exchangeLongLived(this, a);
   }
 
   // ---------------------------------------------------------------- shapes Slack returns (shapes.ts)

@@ -917,6 +917,21 @@ describe("OAuth", () => {
       });
       expect(refreshed).toMatchObject({ token_type: "bot", expires_in: 60, scope: "chat:write" });
       expect((await client(refreshed.access_token).auth.test()).ok).toBe(true);
+      // A new refresh token each time; the one spent is dead (two refreshing at once fork it).
+      expect(refreshed.refresh_token).toMatch(/^xoxe-1-/);
+      expect(refreshed.refresh_token).not.toBe(r.refresh_token);
+      expect(
+        (
+          await slackError(
+            anon.oauth.v2.access({
+              client_id: emu.clientId,
+              client_secret: emu.clientSecret,
+              grant_type: "refresh_token",
+              refresh_token: r.refresh_token!,
+            }),
+          )
+        ).error,
+      ).toBe("invalid_refresh_token");
       expect(
         (
           await slackError(
@@ -929,6 +944,33 @@ describe("OAuth", () => {
           )
         ).error,
       ).toBe("invalid_refresh_token");
+    } finally {
+      emu.setTokenRotation(undefined);
+    }
+  });
+});
+
+describe("oauth.v2.exchange", () => {
+  it("moves a long-lived token over to rotation once, and only when rotation is on", async () => {
+    const anon = client();
+    const args = { client_id: emu.clientId, client_secret: emu.clientSecret, token: emu.botToken };
+    expect((await slackError(anon.oauth.v2.exchange(args))).error).toBe(
+      "token_rotation_not_enabled",
+    );
+    emu.setTokenRotation({ expiresInSec: 120 });
+    try {
+      expect(
+        (await slackError(anon.oauth.v2.exchange({ ...args, client_secret: "x" }))).error,
+      ).toBe("bad_client_secret");
+      const moved = await anon.oauth.v2.exchange(args);
+      expect(moved.access_token).toMatch(/^xoxe\.xoxb-/);
+      expect(moved.refresh_token).toMatch(/^xoxe-1-/);
+      expect(moved.expires_in).toBe(120);
+      expect((await slackError(anon.oauth.v2.exchange(args))).error).toBe(
+        "token_already_exchanged",
+      );
+      // The long-lived token keeps working meanwhile.
+      expect((await bot.auth.test()).ok).toBe(true);
     } finally {
       emu.setTokenRotation(undefined);
     }

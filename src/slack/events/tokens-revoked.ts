@@ -1,6 +1,6 @@
 import type { AllMiddlewareArgs, App, SlackEventMiddlewareArgs } from "@slack/bolt";
-import { forgetTeam } from "../../domain/uninstall.ts";
 import type { ListenerKit } from "../kit.ts";
+import { forgetInstall } from "./uninstall-scope.ts";
 
 /**
  * Only the bot token's end means the app is gone; a user token revoked alone changes nothing we
@@ -15,12 +15,7 @@ export function register(app: App, kit: ListenerKit): void {
       context,
     }: SlackEventMiddlewareArgs<"tokens_revoked"> & AllMiddlewareArgs) => {
       if ((event.tokens.bot ?? []).length === 0) return;
-      const team = context.teamId ?? body.team_id;
-      if (!team) {
-        kit.deps.logger.warn("tokens_revoked without a team id; nothing deleted");
-        return;
-      }
-      await forgetTeam(kit.deps, team, "tokens_revoked");
+      await forgetInstall(kit, body as never, context, "tokens_revoked");
     },
   );
 }

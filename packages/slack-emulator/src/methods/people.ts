@@ -28,7 +28,11 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
         team_id: ws.team.id,
         user_id: t.userId,
         ...(t.kind === "bot" && { bot_id: ws.app.botId }),
-        is_enterprise_install: false,
+        ...(ws.enterprise && { enterprise_id: ws.enterprise.id }),
+        ...(t.expiresAt !== undefined && {
+          expires_in: Math.max(0, Math.round((t.expiresAt - ws.now()) / 1000)),
+        }),
+        is_enterprise_install: ws.orgInstall,
       };
     },
   },
@@ -60,6 +64,22 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
         code: args.str("code"),
         redirectUri: args.str("redirect_uri"),
         refreshToken: args.str("refresh_token"),
+      }),
+  },
+
+  "oauth.v2.exchange": {
+    auth: true,
+    errors: [
+      "bad_client_secret",
+      "invalid_client_id",
+      "token_already_exchanged",
+      "token_rotation_not_enabled",
+    ],
+    handler: ({ ws, args, basic, auth }) =>
+      ws.exchangeLongLived({
+        clientId: args.str("client_id") ?? basic?.user,
+        clientSecret: args.str("client_secret") ?? basic?.pass,
+        token: auth!,
       }),
   },
 
