@@ -1,5 +1,12 @@
-import { Keyv } from "keyv";
-import { OnAirKeyvAdapter } from "./backends/keyv-adapter.ts";
+import type { Keyv } from "keyv";
+import {
+  CorruptValue,
+  createKeyv,
+  deserialize,
+  Serialized,
+  type Stored,
+  serialize,
+} from "./backends/keyv-adapter.ts";
 import type { Backend, BackendKind } from "./backends/types.ts";
 import { expiresOf } from "./backends/types.ts";
 import { causeText, STORE_ERROR_CODES, StoreError, type StoreOp } from "./errors.ts";
@@ -86,49 +93,6 @@ export const STORE_BULK_TIMEOUT_MS = 30_000;
 /** Keys starting with this are the store's own (Redis keeps its index there). */
 export const RESERVED_KEY_PREFIX = "~";
 
-interface Stored<T> {
-  value: T;
-  expires?: number;
-}
-
-/**
- * A value already serialised when its set was issued (see rawOf): a value that cannot be stored
- * fails its own caller at once, not the group write it would have joined, and is not turned into
- * JSON twice. keyv's serializer (below) passes it through.
- */
-class Serialized {
-  constructor(readonly raw: string) {}
-}
-
-class CorruptValue extends Error {}
-
-/**
- * keyv's serializer and deserializer: plain JSON (`{"value":…,"expires":…}`), the layout this
- * store has always written, rather than keyv's default (@keyv/serialize), which rewrites strings
- * starting with ":" and would misread values already stored.
- */
-function serialize(data: { value?: unknown; expires?: number | undefined }): string {
-  return data.value instanceof Serialized ? data.value.raw : JSON.stringify(data);
-}
-
-/**
- * An expired entry reads as absent here, so keyv never sees it expired: keyv deletes an entry it
- * finds expired, and a claim may have taken the key over between that read and that delete (a
- * lease or a "do this once" lost). Expired entries are purged by the sweeper (SQL, memory) or by
- * Redis itself.
- */
-function deserialize<T>(raw: string): Stored<T> | undefined {
-  let data: Stored<T>;
-  try {
-    data = JSON.parse(raw) as Stored<T>;
-  } catch (err) {
-    throw new CorruptValue("stored value is not JSON", { cause: err });
-  }
-  const exp = data?.expires;
-  if (typeof exp === "number" && Date.now() > exp) return undefined;
-  return data;
-}
-
 export interface KeyValueOptions {
   /** Default STORE_OP_TIMEOUT_MS. */
   opTimeoutMs?: number;
@@ -142,17 +106,7 @@ export function createKeyValueStore(
   options: KeyValueOptions = {},
 ): KeyValueStore {
   const ns = namespace ? `${namespace}:` : "";
-  const adapter = new OnAirKeyvAdapter(backend, ns);
-  const keyv = new Keyv({
-    store: adapter,
-    useKeyPrefix: false,
-    serialize: serialize as never,
-    deserialize: deserialize as never,
-    throwOnErrors: true,
-  });
-  // Keys arrive with the store's namespace already in front (`ns:install:T1`), the layout every
-  // version has written; keyv adds none of its own (its default would be `keyv:`).
-  keyv.namespace = undefined;
+  const keyv = createKeyv(backend, ns);
   const opMs = options.opTimeoutMs ?? STORE_OP_TIMEOUT_MS;
   const bulkMs = options.bulkTimeoutMs ?? STORE_BULK_TIMEOUT_MS;
   let closed = false;

@@ -1,5 +1,5 @@
 import { EventEmitter } from "node:events";
-import type { KeyvEntry, KeyvStoreAdapter } from "keyv";
+import { Keyv, type KeyvEntry, type KeyvStoreAdapter } from "keyv";
 import type { Backend, ScanOptions } from "./types.ts";
 
 /**
@@ -79,4 +79,63 @@ export class OnAirKeyvAdapter extends EventEmitter implements KeyvStoreAdapter {
   async disconnect(): Promise<void> {
     await this.backend.close();
   }
+}
+
+export interface Stored<T> {
+  value: T;
+  expires?: number;
+}
+
+/**
+ * A value already serialised when its set was issued (see rawOf): a value that cannot be stored
+ * fails its own caller at once, not the group write it would have joined, and is not turned into
+ * JSON twice. keyv's serializer (below) passes it through.
+ */
+export class Serialized {
+  constructor(readonly raw: string) {}
+}
+
+export class CorruptValue extends Error {}
+
+/**
+ * keyv's serializer and deserializer: plain JSON (`{"value":…,"expires":…}`), the layout this
+ * store has always written, rather than keyv's default (@keyv/serialize), which rewrites strings
+ * starting with ":" and would misread values already stored.
+ */
+export function serialize(data: { value?: unknown; expires?: number | undefined }): string {
+  return data.value instanceof Serialized ? data.value.raw : JSON.stringify(data);
+}
+
+/**
+ * An expired entry reads as absent here, so keyv never sees it expired: keyv deletes an entry it
+ * finds expired, and a claim may have taken the key over between that read and that delete (a
+ * lease or a "do this once" lost). Expired entries are purged by the sweeper (SQL, memory) or by
+ * Redis itself.
+ */
+export function deserialize<T>(raw: string): Stored<T> | undefined {
+  let data: Stored<T>;
+  try {
+    data = JSON.parse(raw) as Stored<T>;
+  } catch (err) {
+    throw new CorruptValue("stored value is not JSON", { cause: err });
+  }
+  const exp = data?.expires;
+  if (typeof exp === "number" && Date.now() > exp) return undefined;
+  return data;
+}
+
+/** The store's keyv: over this adapter, with the serializer above, told to throw. */
+export function createKeyv(backend: Backend, keyPrefix: string): Keyv {
+  const keyv = new Keyv({
+    store: new OnAirKeyvAdapter(backend, keyPrefix),
+    useKeyPrefix: false,
+    serialize: serialize as never,
+    deserialize: deserialize as never,
+    // By default keyv answers a failed read with undefined, as if the key were absent.
+    throwOnErrors: true,
+  });
+  // Keys arrive with the store's namespace already in front (`ns:install:T1`), the layout every
+  // version has written; keyv adds none of its own (its default would be `keyv:`).
+  keyv.namespace = undefined;
+  return keyv;
 }
