@@ -6,6 +6,7 @@ import KeyvPostgres from "@keyv/postgres";
 import KeyvRedis from "@keyv/redis";
 import KeyvSqlite from "@keyv/sqlite";
 import { Keyv } from "keyv";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import type { OnAirKeyvAdapter } from "../../src/store/backends/keyv-adapter.ts";
 import { createCipher, openStore, type Store, StoreError } from "../../src/store/index.ts";
@@ -84,6 +85,33 @@ describe("the store on keyv", () => {
     await store.set("a", 1);
     expect(await store.get("a")).toBe(1);
     await store.deletePrefix("");
+  });
+
+  it("reads a Postgres store kept in the search_path's schema, not the adapter's default public", async () => {
+    const url = process.env.TEST_POSTGRES_URL;
+    if (!url) {
+      expect(REQUIRE).toBe(false);
+      return;
+    }
+    const schema = `keyv_sp_${Date.now()}`;
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    cleanups.push(async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      await admin.end();
+    });
+    // As an earlier version left it: the table where the search_path put it.
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    await admin.query(`CREATE TABLE ${schema}.keyv(key VARCHAR(255) PRIMARY KEY, value TEXT)`);
+    await admin.query(
+      `INSERT INTO ${schema}.keyv(key, value) VALUES('old:one', '{"value":{"kept":true}}')`,
+    );
+    const u = new URL(url);
+    u.searchParams.set("options", `-c search_path=${schema}`);
+    const store = await openStore(u.toString(), { cipher, sweepIntervalMs: 0 });
+    cleanups.push(() => store.close());
+    expect(await store.get("old:one")).toEqual({ kept: true });
+    expect(await store.keys("old:")).toEqual(["old:one"]);
   });
 });
 

@@ -83,6 +83,23 @@ async function migrate(pool: pg.Pool): Promise<void> {
   }
 }
 
+/**
+ * The schema holding the `keyv` table the store's statements name unqualified (found through
+ * the connection's search_path, as every earlier version created and used it). The adapter
+ * names `{schema}.keyv` and defaults to `public`: on a database whose search_path puts another
+ * schema first, it would read (and create) another, empty table, and every record would seem
+ * gone after the upgrade.
+ */
+async function tableSchema(pool: pg.Pool): Promise<string> {
+  const r = await pool.query<{ schema: string }>(
+    `SELECT n.nspname AS schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('${TABLE}')`,
+  );
+  const name = r.rows[0]?.schema;
+  if (name === undefined) throw new Error(`the ${TABLE} table is not on the search_path`);
+  // The adapter puts the name into its SQL as it is.
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+}
+
 /** The official adapter, on the pool it is handed instead of its module-level one. */
 class PooledKeyvPostgres extends KeyvPostgres {
   override async connect() {
@@ -114,16 +131,23 @@ export async function openPostgres(url: string, opts: BackendOptions): Promise<B
     // An idle client lost its connection; the pool replaces it on the next query.
     opts.logger?.warn({ store: label, reason: causeText(err) }, "postgres store connection lost");
   });
-  const adapter = new PooledKeyvPostgres({ uri: url, table: TABLE, onairPool: pool } as never);
-  // Its table creation reports failure as an event (which would throw with no listener);
-  // migrate() below reports it to the caller.
-  adapter.on("error", () => {});
+  let schema: string;
   try {
     await migrate(pool);
+    schema = await tableSchema(pool);
   } catch (err) {
     await pool.end().catch(() => {});
     throw err;
   }
+  const adapter = new PooledKeyvPostgres({
+    uri: url,
+    table: TABLE,
+    schema,
+    onairPool: pool,
+  } as never);
+  // Its own `CREATE TABLE IF NOT EXISTS` (a no-op now) reports failure as an event, which would
+  // throw with no listener.
+  adapter.on("error", () => {});
   pool.options.connectionTimeoutMillis = opts.opTimeoutMs;
   const q = async <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) =>
     // Named: each pooled connection parses the statement once.
