@@ -145,8 +145,10 @@ export function createKeyValueStore(
   }
 
   /**
-   * `p`, or a `store_timeout` StoreError once `ms` have passed. The backend call itself goes on
-   * (nothing can take back a command already sent); its late answer is ignored.
+   * `p`, or a `store_timeout` StoreError once `ms` have passed. keyv and its adapters have no
+   * deadline of their own (a Redis command already sent, or a query to a frozen server, waits as
+   * long as the socket lives), so every keyv and backend call is raced here. The call itself goes
+   * on (nothing can take back a command already sent); its late answer is ignored.
    */
   function bounded<T>(op: StoreOp, key: string | undefined, p: Promise<T>, ms = opMs): Promise<T> {
     return new Promise<T>((resolve, reject) => {
