@@ -27,7 +27,8 @@ import type { Backend, BackendOptions } from "./types.ts";
  *   listing drops any it meets too). Both sit at `~onair:…:{namespace}`, a name no store key can
  *   take (keys starting with "~" are refused). The index is built once with SCAN when a
  *   namespace is first opened (marked done at `~onair:indexed:…`), so a store written before
- *   the index existed is adopted whole.
+ *   the index existed is adopted whole; instances of a version before the index must not write
+ *   to it afterwards (upgrade them together).
  * - Grouped writes: the adapter's `setMany` is a MULTI of SETs, which cannot update the index in
  *   the same step; a group here is one script: values, TTLs and index together, or none.
  * - Claims (`SET NX PX`) and compare-and-set (leases), with their index entries: one script
