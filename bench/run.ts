@@ -326,7 +326,11 @@ async function viewsOpenRows(): Promise<void> {
   }
 }
 
-const INGEST = { count: 20_000, warmup: 2_000, concurrency: 32 };
+/** BENCH_SHORT=1: a tenth of the messages, to check that the rows run (figures too noisy to read). */
+const SHORT = process.env.BENCH_SHORT === "1";
+const INGEST = SHORT
+  ? { count: 2_000, warmup: 500, concurrency: 32 }
+  : { count: 20_000, warmup: 2_000, concurrency: 32 };
 /**
  * The bar's own terms: 5,000 messages/s offered (an open loop: sent on schedule, whether or not
  * earlier ones were answered) and the p99 of their acks; or, where bare node:http cannot sustain
@@ -334,7 +338,7 @@ const INGEST = { count: 20_000, warmup: 2_000, concurrency: 32 };
  * the same run). The closed loop measures the most the route takes, where every request waits
  * behind 31 others by construction.
  */
-const OFFERED = { rate: 5_000, seconds: 3, connections: 64, warmup: 1_000 };
+const OFFERED = { rate: 5_000, seconds: SHORT ? 1 : 3, connections: 64, warmup: 1_000 };
 
 /** The open-loop rate for this run: 5,000 a second, or half of what bare sustained. */
 export function offeredRate(bareSaturated: number): number {
@@ -379,7 +383,7 @@ async function ingestRows(
     const baseCpu = cpuMicros(process.cpuUsage(cpu)) / base.sent;
     const baseBusy = (performance.eventLoopUtilization(elu).active * 1000) / base.sent;
     const baseThread = ((mainThreadCpuMicros() ?? Number.NaN) - (thread ?? Number.NaN)) / base.sent;
-    // The floor: bare node:http storing through this store's grouped write and nothing else.
+    // The floor: bare node:http + JSON.parse + this store's driver's own grouped write (floor.ts).
     const floor = await floorIngest(storeUrl, INGEST.count, INGEST.concurrency);
     cpu = process.cpuUsage();
     elu = performance.eventLoopUtilization();
@@ -444,7 +448,7 @@ async function ingestRows(
     const extra = Math.max(0, stored - acked);
     const busyRatio = appBusy / baseBusy;
     rows.push({
-      measure: `webhook ingest, ${label}: floor (bare node:http + this store's grouped write; no checks, no engine): msg/s · thread busy µs · process CPU µs · p99 ms at ${rate}/s`,
+      measure: `webhook ingest, ${label}: floor (bare node:http + JSON.parse + the driver's own grouped durable write; not src/store, no checks, no encryption, no engine): msg/s · thread busy µs · process CPU µs · p99 ms at ${rate}/s`,
       figure: `${fmt(floor.perSec, 0)} · ${fmt(floor.busy, 0)} · ${fmt(floor.cpu, 0)} · ${fmt(floorOpen.p99)}`,
       baseline: `bare ${fmt(base.perSec, 0)} · ${fmt(baseBusy, 0)} · ${fmt(baseCpu, 0)} · ${fmt(bareOpen.p99)}`,
       ratio: `${fmt(floor.perSec / base.perSec, 2)} · ${fmt(floor.busy / baseBusy, 2)} · ${fmt(floor.cpu / baseCpu, 2)} · ${fmt(floorOpen.p99 / bareOpen.p99, 2)}`,
@@ -475,14 +479,17 @@ async function ingestRows(
       bar: "-",
       met: undefined,
     });
-    const tputRatio = app.perSec / base.perSec;
+    // The bar is against the floor of the same store (DESIGN.md): what this store's driver
+    // allows, not what bare node:http does without storing anything.
+    const floorBar = label === "Postgres" ? 0.7 : 0.8;
+    const tputRatio = app.perSec / floor.perSec;
     rows.push({
       measure: `webhook ingest, ${label}: msg/s (${INGEST.concurrency} in flight)`,
-      figure: `${fmt(app.perSec, 0)} (ok ${app.ok}/${app.sent}; ${fmt(app.perSec / floor.perSec, 2)}× the floor)`,
-      baseline: `${fmt(base.perSec, 0)} bare node:http`,
+      figure: `${fmt(app.perSec, 0)} (ok ${app.ok}/${app.sent}; ${fmt(app.perSec / base.perSec, 2)}× bare)`,
+      baseline: `floor ${fmt(floor.perSec, 0)}; bare ${fmt(base.perSec, 0)}`,
       ratio: fmt(tputRatio, 2),
-      bar: "≥ 0.7× bare",
-      met: tputRatio >= 0.7 && app.failed === 0,
+      bar: `≥ ${floorBar}× the floor`,
+      met: tputRatio >= floorBar && app.failed === 0,
     });
     rows.push({
       measure: `webhook ingest, ${label}: p99 ack (ms) at that saturation`,
@@ -492,13 +499,13 @@ async function ingestRows(
       bar: "-",
       met: undefined,
     });
-    const p99Ratio = appOpen.p99 / bareOpen.p99;
+    const p99Ratio = appOpen.p99 / floorOpen.p99;
     rows.push({
       measure: `webhook ingest, ${label}: p99 ack (ms) at ${rate} msg/s offered${rate < OFFERED.rate ? " (½ bare's saturated rate)" : ""}`,
-      figure: `${fmt(appOpen.p99)} (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent})`,
-      baseline: `${fmt(bareOpen.p99)} bare`,
+      figure: `${fmt(appOpen.p99)} (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent}; ${fmt(appOpen.p99 / bareOpen.p99, 2)}× bare)`,
+      baseline: `floor ${fmt(floorOpen.p99)}; bare ${fmt(bareOpen.p99)}`,
       ratio: fmt(p99Ratio, 2),
-      bar: "≤ 2× bare",
+      bar: "≤ 2× the floor's",
       met: p99Ratio <= 2 && appOpen.failed === 0 && appOpen.perSec >= rate * 0.95,
     });
     rows.push({

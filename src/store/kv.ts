@@ -1,15 +1,31 @@
+import type { Keyv } from "keyv";
+import {
+  CorruptValue,
+  createKeyv,
+  deserialize,
+  Serialized,
+  type Stored,
+  serialize,
+} from "./backends/keyv-adapter.ts";
 import type { Backend, BackendKind } from "./backends/types.ts";
-import { deserialize, expiresOf, serialize } from "./backends/types.ts";
+import { expiresOf } from "./backends/types.ts";
 import { causeText, STORE_ERROR_CODES, StoreError, type StoreOp } from "./errors.ts";
 import { GroupWriter } from "./group.ts";
 
 /**
- * The raw key-value layer every repository sits on. Keys are the logical keys of DESIGN.md
- * (`install:T1`, `sub:abc`, …); the store adds its namespace in front. Every failure is a
- * StoreError: an unreachable backend never reads as "not found".
+ * The raw key-value layer every repository sits on: a `Keyv` instance (keyv 5) whose storage
+ * adapter (backends/keyv-adapter.ts) sits on the official adapter of STORE_URL's scheme. Reads go
+ * through `keyv.get`, group writes through `keyv.setMany`, deletes through `keyv.delete`; what
+ * keyv's API has no word for (prefix listings, claims, compare-and-set, purging, counts of
+ * what a bulk delete removed) goes to the backend under the same adapter, on the same
+ * connection. Keys are the logical keys of DESIGN.md (`install:T1`, `sub:abc`, …); the store adds
+ * its namespace in front. Every failure is a StoreError: an unreachable backend never reads as
+ * "not found" (keyv is told to throw: by default it answers a failed read with undefined).
  */
 export interface KeyValueStore {
   readonly kind: BackendKind;
+  /** The keyv instance every record goes through (for operators' tooling and tests). */
+  readonly keyv: Keyv;
   /** Prefix of every key this store touches (tests use one per file); undefined = none. */
   readonly namespace: string | undefined;
   get<T>(key: string): Promise<T | undefined>;
@@ -77,11 +93,6 @@ export const STORE_BULK_TIMEOUT_MS = 30_000;
 /** Keys starting with this are the store's own (Redis keeps its index there). */
 export const RESERVED_KEY_PREFIX = "~";
 
-interface Stored<T> {
-  value: T;
-  expires?: number;
-}
-
 export interface KeyValueOptions {
   /** Default STORE_OP_TIMEOUT_MS. */
   opTimeoutMs?: number;
@@ -95,6 +106,7 @@ export function createKeyValueStore(
   options: KeyValueOptions = {},
 ): KeyValueStore {
   const ns = namespace ? `${namespace}:` : "";
+  const keyv = createKeyv(backend, ns);
   const opMs = options.opTimeoutMs ?? STORE_OP_TIMEOUT_MS;
   const bulkMs = options.bulkTimeoutMs ?? STORE_BULK_TIMEOUT_MS;
   let closed = false;
@@ -113,6 +125,11 @@ export function createKeyValueStore(
 
   function wrap(op: StoreOp, key: string | undefined, err: unknown): StoreError {
     if (err instanceof StoreError) return err;
+    if (err instanceof CorruptValue) {
+      return new StoreError(STORE_ERROR_CODES.corrupt, op, backend.label, key, err.message, {
+        cause: err.cause,
+      });
+    }
     return new StoreError(
       isTimeout(err) ? STORE_ERROR_CODES.timeout : STORE_ERROR_CODES.unavailable,
       op,
@@ -128,8 +145,10 @@ export function createKeyValueStore(
   }
 
   /**
-   * `p`, or a `store_timeout` StoreError once `ms` have passed. The backend call itself goes on
-   * (nothing can take back a command already sent); its late answer is ignored.
+   * `p`, or a `store_timeout` StoreError once `ms` have passed. keyv and its adapters have no
+   * deadline of their own (a Redis command already sent, or a query to a frozen server, waits as
+   * long as the socket lives), so every keyv and backend call is raced here. The call itself goes
+   * on (nothing can take back a command already sent); its late answer is ignored.
    */
   function bounded<T>(op: StoreOp, key: string | undefined, p: Promise<T>, ms = opMs): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -148,7 +167,16 @@ export function createKeyValueStore(
   }
 
   const writer = new GroupWriter({
-    write: (entries) => backend.write(entries),
+    write: (entries) =>
+      keyv
+        .setMany(
+          entries.map((e) =>
+            e.ttlMs === undefined
+              ? { key: e.key, value: new Serialized(e.raw) }
+              : { key: e.key, value: new Serialized(e.raw), ttl: e.ttlMs },
+          ),
+        )
+        .then(() => undefined),
     maxBatch: backend.maxBatch,
     maxInFlight: backend.maxInFlight,
     timeoutMs: opMs,
@@ -223,18 +251,11 @@ export function createKeyValueStore(
     return ns + prefix;
   }
 
-  function parse<T>(op: StoreOp, key: string, raw: string): Stored<T> {
+  function parse<T>(op: StoreOp, key: string, raw: string): Stored<T> | undefined {
     try {
-      return deserialize<Stored<T>>(raw);
+      return deserialize<T>(raw);
     } catch (err) {
-      throw new StoreError(
-        STORE_ERROR_CODES.corrupt,
-        op,
-        backend.label,
-        key,
-        "stored value is not JSON",
-        { cause: err },
-      );
+      throw wrap(op, key, err);
     }
   }
 
@@ -254,7 +275,8 @@ export function createKeyValueStore(
       const exp = expiresOf(raw);
       if (exp !== undefined && now > exp) continue;
       const key = k.slice(ns.length);
-      out.push([key, raw, parse<T>("list", key, raw).value]);
+      const stored = parse<T>("list", key, raw);
+      if (stored) out.push([key, raw, stored.value]);
     }
     return out;
   }
@@ -262,14 +284,11 @@ export function createKeyValueStore(
   return {
     kind: backend.kind,
     namespace,
+    keyv,
 
     async get<T>(key: string): Promise<T | undefined> {
       const k = full("get", key);
-      const raw = await bounded("get", key, backend.get(k));
-      if (raw === undefined) return undefined;
-      const exp = expiresOf(raw);
-      if (exp !== undefined && Date.now() > exp) return undefined;
-      return parse<T>("get", key, raw).value ?? undefined;
+      return ((await bounded("get", key, keyv.get<T>(k))) ?? undefined) as T | undefined;
     },
 
     async set(key, value, ttlMs) {
@@ -284,11 +303,12 @@ export function createKeyValueStore(
     ) {
       const k = full("set", key);
       await afterWritesTo(k);
+      // The stored text itself (the adapter's get, under keyv's): compare-and-set compares it.
       const before = await bounded("get", key, backend.get(k));
       if (before === undefined) return false;
-      const exp = expiresOf(before);
-      if (exp !== undefined && Date.now() > exp) return false;
-      const wanted = next(parse<T>("get", key, before).value as T);
+      const stored = parse<T>("get", key, before);
+      if (stored === undefined) return false;
+      const wanted = next(stored.value as T);
       if (wanted === undefined) return false;
       const { raw, ms } = rawOf(key, wanted.value, wanted.ttlMs);
       return bounded("set", key, backend.replace(k, before, raw, ms, Date.now()));
@@ -297,7 +317,7 @@ export function createKeyValueStore(
     async delete(key) {
       const k = full("delete", key);
       await afterWritesTo(k);
-      return bounded("delete", key, backend.delete(k));
+      return bounded("delete", key, keyv.delete(k));
     },
 
     async keys(prefix) {
@@ -361,7 +381,7 @@ export function createKeyValueStore(
       // Writes already accepted get their answer before the connection goes.
       await writer.settled();
       try {
-        await backend.close();
+        await keyv.disconnect();
       } catch (err) {
         fail("close", undefined, err);
       }

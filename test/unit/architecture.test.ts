@@ -6,13 +6,21 @@ import { describe, expect, it } from "vitest";
  * The house reads one way (README: Architecture). These rules fail the suite when an import
  * points the wrong way: the live engine never reaches into Slack listeners, only composition
  * roots know the sandbox and the playground, domain actions hold no Bolt types, and the
- * top-level parts of src/ never import each other in a circle.
+ * top-level parts of src/ never import each other in a circle, and the store's drivers are
+ * reached only through keyv's adapters, wired in one place.
  */
 
 const SRC = resolve(import.meta.dirname, "../../src");
 /** Files that build the app and may wire anything to anything. */
 const COMPOSITION_ROOTS = ["app.ts", "main.ts"];
 const MAX_LINES = 400;
+/** The store's adapter wiring: the only files that may touch a store driver (README: store). */
+const ADAPTER_WIRING = [
+  "store/backends/sqlite.ts",
+  "store/backends/redis.ts",
+  "store/backends/postgres.ts",
+];
+const STORE_DRIVERS = ["sqlite3", "better-sqlite3", "@redis/client", "pg"];
 const LONG_FILE_NOTE = "Why this file is long:";
 
 function filesUnder(dir: string): string[] {
@@ -111,6 +119,24 @@ describe("the shape of src/", () => {
     };
     for (const node of edges.keys()) walk(node, []);
     expect(cycles).toEqual([]);
+  });
+
+  it("only the store's adapter wiring imports a store driver or a keyv adapter", () => {
+    const driver = (to: string) =>
+      STORE_DRIVERS.some((d) => to === d || to.startsWith(`${d}/`)) || to.startsWith("@keyv/");
+    const bad = imports.filter(
+      (i) => i.external && driver(i.to) && !ADAPTER_WIRING.includes(i.from),
+    );
+    expect(bad).toEqual([]);
+    // Each backend is built on its official keyv adapter.
+    const wired = imports.filter(
+      (i) => ADAPTER_WIRING.includes(i.from) && i.to.startsWith("@keyv/"),
+    );
+    expect(wired.map((i) => `${i.from} ${i.to}`).sort()).toEqual([
+      "store/backends/postgres.ts @keyv/postgres",
+      "store/backends/redis.ts @keyv/redis",
+      "store/backends/sqlite.ts @keyv/sqlite",
+    ]);
   });
 
   it(`no file is over ${MAX_LINES} lines without saying why at its top`, () => {

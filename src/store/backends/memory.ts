@@ -28,6 +28,7 @@ export function openMemory(name: string): Backend {
     label: name === "" ? "memory" : `memory ${name}`,
     maxBatch: 1_000,
     maxInFlight: 1,
+    adapter: undefined,
     async get(key) {
       live();
       return map.get(key);

@@ -1,25 +1,32 @@
+import KeyvPostgres from "@keyv/postgres";
 import pg from "pg";
 import { causeText } from "../errors.ts";
 import { postgresLabel } from "./labels.ts";
 import { type Backend, type BackendOptions, prefixEnd } from "./types.ts";
 
 /**
- * Postgres over keyv's table layout (`keyv(key VARCHAR(255) PRIMARY KEY, value TEXT)`), on a
- * pool of our own: one per store (two stores on one URI never share it), an `error` listener
- * (an idle connection dropped by the server must not crash the process), and bounds on
- * everything: acquiring or opening a connection, each statement on the server
- * (`statement_timeout`) and each query on the client (`query_timeout`, which also lets go of a
- * connection to a frozen server: pg-pool discards a client whose query failed).
+ * Postgres on the official keyv adapter `@keyv/postgres`: its table
+ * (`keyv(key VARCHAR(255) PRIMARY KEY, value TEXT)`, created by the adapter), its `get`, and its
+ * query function, which runs on a connection pool. The adapter keeps that pool in a module-level
+ * variable shared by every adapter of one URI (closing one store would end the others' pool,
+ * and a second URI silently replaces the first), with no `error` listener (an idle connection
+ * dropped by the server would crash the process) and no bounds. So the adapter is given the
+ * pool through the one method it asks it from (`connect`, overridden below): one pool per store,
+ * with an `error` listener and bounds on everything: acquiring or opening a connection, each
+ * statement on the server (`statement_timeout`) and each query on the client (`query_timeout`,
+ * which also lets go of a connection to a frozen server: pg-pool discards a client whose query
+ * failed). What the adapter does not offer runs on that same pool, never on a second one:
  *
- * Key order is byte order (`COLLATE "C"`) whatever the database's locale, so listings match
- * SQLite and Redis. The primary key's index is in the database's collation and cannot serve a
- * prefix range in another; the index on `key COLLATE "C"` does (EXPLAIN: `Index Scan using
- * keyv_key_c on keyv, Index Cond: (key >= $1 COLLATE "C" AND key < $2 COLLATE "C")`), so a
- * listing reads what it returns, not the table.
- *
- * A group write (see group.ts) is one multi-row upsert over `unnest` of two arrays: one
- * statement, one transaction, all rows or none; its keys are sorted so two instances' groups
- * lock shared rows in the same order and cannot deadlock.
+ * - Listings: the adapter's iterator pages with `LIKE`, in the database's collation. Key order
+ *   here is byte order (`COLLATE "C"`) whatever the database's locale, so listings match SQLite
+ *   and Redis. The primary key's index is in the database's collation and cannot serve a prefix
+ *   range in another; the index on `key COLLATE "C"` (created at open) does (EXPLAIN: `Index
+ *   Scan using keyv_key_c on keyv, Index Cond: (key >= $1 COLLATE "C" AND key < $2 COLLATE
+ *   "C")`), so a listing reads what it returns, not the table.
+ * - Grouped writes: the adapter's `setMany` is one `unnest` upsert, but in the order given; here
+ *   the keys are sorted, so two instances' groups lock shared rows in the same order and cannot
+ *   deadlock. Several groups are in flight at once (POSTGRES_WRITES_IN_FLIGHT).
+ * - Claims and compare-and-set (leases): one conditional statement each.
  */
 
 const TABLE = "keyv";
@@ -43,38 +50,76 @@ export function postgresScanSql(reverse: boolean): string {
   return `SELECT key, value FROM ${TABLE} WHERE ${PREFIX_RANGE} ORDER BY key COLLATE "C" ${dir} LIMIT $3`;
 }
 
-/** The schema, on a connection of its own: no statement bound (an index on a big table takes time). */
-async function migrate(url: string, connectTimeoutMs: number): Promise<void> {
-  const client = new pg.Client({
-    connectionString: url,
-    connectionTimeoutMillis: connectTimeoutMs,
-  });
-  client.on("error", () => {});
-  await client.connect();
+/** How long creating the prefix index may take (a big table's first upgrade). */
+const SCHEMA_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * The table (as the adapter creates it, should this run first) and the prefix index, in one
+ * transaction on one of the pool's connections, without the statement bound.
+ */
+async function migrate(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  let failed: unknown;
   try {
     for (const ddl of [
       `CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT)`,
       `CREATE INDEX IF NOT EXISTS ${INDEX} ON ${TABLE} (key COLLATE "C")`,
     ]) {
       try {
-        await client.query(ddl);
+        await client.query("BEGIN");
+        await client.query("SET LOCAL statement_timeout = 0");
+        await client.query({ text: ddl, query_timeout: SCHEMA_TIMEOUT_MS } as pg.QueryConfig);
+        await client.query("COMMIT");
       } catch (err) {
+        await client.query("ROLLBACK").catch(() => {});
         if (!RACE_CODES.has((err as { code?: string }).code ?? "")) throw err;
       }
     }
+  } catch (err) {
+    failed = err;
+    throw err;
   } finally {
-    await client.end().catch(() => {});
+    client.release(failed instanceof Error ? failed : undefined);
+  }
+}
+
+/**
+ * The schema holding the `keyv` table the store's statements name unqualified (found through
+ * the connection's search_path, as every earlier version created and used it). The adapter
+ * names `{schema}.keyv` and defaults to `public`: on a database whose search_path puts another
+ * schema first, it would read (and create) another, empty table, and every record would seem
+ * gone after the upgrade.
+ */
+async function tableSchema(pool: pg.Pool): Promise<string> {
+  const r = await pool.query<{ schema: string }>(
+    `SELECT n.nspname AS schema FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass('${TABLE}')`,
+  );
+  const name = r.rows[0]?.schema;
+  if (name === undefined) throw new Error(`the ${TABLE} table is not on the search_path`);
+  // The adapter puts the name into its SQL as it is.
+  return /^[a-z_][a-z0-9_]*$/.test(name) ? name : `"${name.replaceAll('"', '""')}"`;
+}
+
+/** The official adapter, on the pool it is handed instead of its module-level one. */
+class PooledKeyvPostgres extends KeyvPostgres {
+  override async connect() {
+    const pool = (this.opts as { onairPool: pg.Pool }).onairPool;
+    return async (sql: string, values?: unknown) =>
+      (await pool.query(sql, values as unknown[])).rows;
+  }
+  override async disconnect() {
+    await (this.opts as { onairPool: pg.Pool }).onairPool.end();
   }
 }
 
 export async function openPostgres(url: string, opts: BackendOptions): Promise<Backend> {
-  await migrate(url, opts.connectTimeoutMs);
   const label = postgresLabel(url);
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
-    // Waiting for a free connection, or opening one, counts against the operation's bound.
-    connectionTimeoutMillis: opts.opTimeoutMs,
+    // Waiting for a free connection, or opening one, counts against the operation's bound (the
+    // first one against the connect bound).
+    connectionTimeoutMillis: opts.connectTimeoutMs,
     idleTimeoutMillis: 30_000,
     // The server gives up on a statement at the bound (locks released, a clean error); the
     // client a little later, for a server that cannot even do that (frozen, unreachable).
@@ -86,6 +131,24 @@ export async function openPostgres(url: string, opts: BackendOptions): Promise<B
     // An idle client lost its connection; the pool replaces it on the next query.
     opts.logger?.warn({ store: label, reason: causeText(err) }, "postgres store connection lost");
   });
+  let schema: string;
+  try {
+    await migrate(pool);
+    schema = await tableSchema(pool);
+  } catch (err) {
+    await pool.end().catch(() => {});
+    throw err;
+  }
+  const adapter = new PooledKeyvPostgres({
+    uri: url,
+    table: TABLE,
+    schema,
+    onairPool: pool,
+  } as never);
+  // Its own `CREATE TABLE IF NOT EXISTS` (a no-op now) reports failure as an event, which would
+  // throw with no listener.
+  adapter.on("error", () => {});
+  pool.options.connectionTimeoutMillis = opts.opTimeoutMs;
   const q = async <R extends pg.QueryResultRow>(name: string, text: string, values: unknown[]) =>
     // Named: each pooled connection parses the statement once.
     pool.query<R>({ name, text, values });
@@ -120,13 +183,10 @@ export async function openPostgres(url: string, opts: BackendOptions): Promise<B
     label,
     maxBatch: 500,
     maxInFlight: POSTGRES_WRITES_IN_FLIGHT,
+    adapter,
     async get(key) {
-      const r = await q<{ value: string }>(
-        "onair_get",
-        `SELECT value FROM ${TABLE} WHERE key = $1`,
-        [key],
-      );
-      return r.rows[0]?.value;
+      const v = (await adapter.get(key)) as string | undefined;
+      return v ?? undefined;
     },
     async write(entries) {
       const sorted = entries.length > 1 ? [...entries].sort(byKey) : entries;
@@ -190,7 +250,7 @@ export async function openPostgres(url: string, opts: BackendOptions): Promise<B
       await pool.query("SELECT 1");
     },
     async close() {
-      await pool.end();
+      await adapter.disconnect();
     },
   };
 }

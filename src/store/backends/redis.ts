@@ -1,29 +1,39 @@
-import { createClient } from "@redis/client";
+import KeyvRedis, { createClient } from "@keyv/redis";
 import { causeText } from "../errors.ts";
 import { redisLabel } from "./labels.ts";
 import * as scripts from "./redis-scripts.ts";
 import type { Backend, BackendOptions } from "./types.ts";
 
 /**
- * Redis: the engine for several instances behind a load balancer, often on a Redis shared
- * with other applications. Values carry a native TTL; claims are `SET NX PX`.
- *
- * No listing scans the keyspace. Each namespace keeps an index beside its keys, written in the
- * same script as the value (redis-scripts.ts): a sorted set of its keys (a listing is a
- * ZRANGEBYLEX, O(log N + what it returns), whatever else the database holds) and a sorted set
- * of the keys written with a TTL by expiry time, which the sweeper uses to drop index entries of
- * keys Redis expired (a listing drops any it meets too). Both sit at `~onair:…:{namespace}`, a
- * name no store key can take (keys starting with "~" are refused). The index is built once with
- * SCAN when a namespace is first opened by this version (marked done at `~onair:indexed:…`);
- * instances of an earlier version must not write to it afterwards (upgrade them together). Redis
- * must not evict keys (`maxmemory-policy noeviction`, as for any store of record).
- *
- * The client is ours, so that an outage surfaces as errors:
+ * Redis: the engine for several instances behind a load balancer, often on a Redis shared with
+ * other applications. On the official keyv adapter `@keyv/redis`, handed a client configured
+ * here (the adapter's documented way to take a client) so that an outage surfaces as errors:
  * - the first connection must succeed (openStore fails clearly otherwise);
  * - afterwards it reconnects with backoff, and while it is down every command is rejected at
  *   once (`disableOfflineQueue`) rather than queued until a request times out;
+ * - the adapter is told to throw (`throwOnErrors`): by default it turns a failed read into
+ *   "not found";
  * - a server that accepts commands and never answers (frozen) is bounded by the store's
  *   deadline (kv.ts): node-redis's own command timeout stops applying once a command is sent.
+ *
+ * The adapter's `get` reads values. What it does not offer is run on the adapter's exposed
+ * client (`adapter.client`), never a second connection:
+ * - Listings that cost what they return: the adapter lists with SCAN over the whole keyspace
+ *   (on a Redis shared with a million other keys, a million keys read for one listing). Each
+ *   namespace keeps an index beside its keys, written in the same script as the value
+ *   (redis-scripts.ts): a sorted set of its keys (a listing is a ZRANGEBYLEX, O(log N + what it
+ *   returns), whatever else the database holds) and a sorted set of the keys written with a TTL
+ *   by expiry time, which the sweeper uses to drop index entries of keys Redis expired (a
+ *   listing drops any it meets too). Both sit at `~onair:…:{namespace}`, a name no store key can
+ *   take (keys starting with "~" are refused). The index is built once with SCAN when a
+ *   namespace is first opened (marked done at `~onair:indexed:…`), so a store written before
+ *   the index existed is adopted whole; instances of a version before the index must not write
+ *   to it afterwards (upgrade them together).
+ * - Grouped writes: the adapter's `setMany` is a MULTI of SETs, which cannot update the index in
+ *   the same step; a group here is one script: values, TTLs and index together, or none.
+ * - Claims (`SET NX PX`) and compare-and-set (leases), with their index entries: one script
+ *   each.
+ * Redis must not evict keys (`maxmemory-policy noeviction`, as for any store of record).
  */
 
 const LIST_CHUNK = 1_000;
@@ -69,16 +79,22 @@ export async function openRedis(url: string, opts: BackendOptions): Promise<Back
     },
   });
   let lastLogged = 0;
-  client.on("error", (err: unknown) => {
+  const warn = (err: unknown) => {
     // Reconnect attempts repeat the same error; once per 10 s is enough for an operator.
     const now = Date.now();
     if (now - lastLogged > 10_000) {
       lastLogged = now;
       opts.logger?.warn({ store: redisLabel(url), reason: causeText(err) }, "redis store error");
     }
-  });
+  };
+  client.on("error", warn);
   await client.connect();
   everConnected = true;
+  // From here on `client` is the adapter's client (`adapter.client`): the one connection.
+  const adapter = new KeyvRedis(client, { throwOnErrors: true, throwOnConnectError: true });
+  // It forwards the client's errors (logged above) as its own events, which would throw with no
+  // listener.
+  adapter.on("error", () => {});
 
   const { index, expiry, done } = redisIndexKeys(opts.keyPrefix);
   const shas = new Map<Script, string>();
@@ -134,9 +150,10 @@ export async function openRedis(url: string, opts: BackendOptions): Promise<Back
     label: redisLabel(url),
     maxBatch: 500,
     maxInFlight: 1,
+    adapter,
     async get(key) {
-      const v = await client.get(key);
-      return v === null ? undefined : String(v);
+      const v = await adapter.get(key);
+      return v === undefined || v === null ? undefined : String(v);
     },
     async write(entries) {
       const keys = [index, expiry];

@@ -1,18 +1,24 @@
+import type { KeyvStoreAdapter } from "keyv";
 import type { Logger } from "../../log.ts";
 
 export type BackendKind = "sqlite" | "redis" | "postgres" | "memory";
 
 /**
- * What each backend gives the store: raw values by key, atomic group writes, prefix listings
- * served by an index, atomic claims, bulk deletes.
+ * What each backend gives the store, on the official keyv adapter of its scheme (`adapter`, whose
+ * connection every operation here uses): raw values by key, atomic group writes, prefix
+ * listings served by an index, atomic claims, bulk deletes. The store's keyv instance reaches
+ * these through its storage adapter (keyv-adapter.ts); the ones keyv's interface has no word for
+ * (listings by prefix, claims, compare-and-set, purging) the store calls directly.
  *
  * Keys here are full keys (namespace included). Values are keyv's serialised form,
  * `{"value":…,"expires":epochMs?}` as JSON text, in keyv's table layout (`keyv(key, value)`) on
- * SQL: data written by earlier versions reads back unchanged. The store serialises; backends
- * only move text.
+ * SQL: data written by earlier versions reads back unchanged. keyv serialises; backends only
+ * move text.
  */
 export interface Backend {
   readonly kind: BackendKind;
+  /** The official keyv adapter holding the connection; none for memory://. */
+  readonly adapter: KeyvStoreAdapter | undefined;
   /** Where it points, for messages: never a password. */
   readonly label: string;
   /** The most entries one `write` takes (one statement, one script). */
