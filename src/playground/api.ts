@@ -25,6 +25,8 @@ import { eventOf } from "../domain/subscription.ts";
 import { subscriptionOf } from "../domain/subscriptions.ts";
 import { sendJson } from "../http/body.ts";
 import { COMMAND, DEFAULT_JOIN_HOST, SHORTCUTS, SUBCOMMANDS } from "../ids.ts";
+import { liveRepo } from "../live/live-record.ts";
+import type { AttendanceFigures } from "../live-port.ts";
 import { HELP } from "../slack/commands/help.ts";
 import type { EventRecord } from "../store/records.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
@@ -553,6 +555,27 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
     });
   }
 
+  /** Per event: the engine's figures as of its live record's last write (the page polls). */
+  const figuresSeen = new Map<
+    string,
+    { updatedAt: number; figures: AttendanceFigures | undefined }
+  >();
+
+  /**
+   * The live engine's figures, read again only when its record was rewritten since (an end the
+   * quiet rule decides is written too), so the page's polling costs one key read per event.
+   */
+  async function figuresOf(a: OnAirApp, eventId: string): Promise<AttendanceFigures | undefined> {
+    const key = `${ws.team.id}:${eventId}`;
+    const record = await a.store.repository(liveRepo).get(key);
+    if (!record) return undefined;
+    const seen = figuresSeen.get(key);
+    if (seen?.updatedAt === record.updatedAt) return seen.figures;
+    const figures = await a.deps.live.figures(ws.team.id, eventId);
+    figuresSeen.set(key, { updatedAt: record.updatedAt, figures });
+    return figures;
+  }
+
   async function listEvents(): Promise<Json[]> {
     const a = deps.app();
     if (!a) return [];
@@ -560,7 +583,7 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
     records.sort((x, y) => y.createdAt - x.createdAt);
     // The live engine's figures and its word on whether the instance ended, as the card shows
     // them; the record's mirror when the engine has none.
-    const lives = await Promise.all(records.map((r) => a.deps.live.figures(ws.team.id, r.eventId)));
+    const lives = await Promise.all(records.map((r) => figuresOf(a, r.eventId)));
     return records.map((r, n) => {
       const f = lives[n];
       const inst: InstanceView | undefined = f

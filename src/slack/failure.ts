@@ -7,7 +7,7 @@ import { UpstreamError } from "../upstream/errors.ts";
  * An upstream service down, overloaded or out of reach (5xx, 429, a timeout, no connection): its
  * condition, not the app's fault, so a warning with what was asked and what came back, no stack.
  */
-function upstreamCondition(err: unknown): object | undefined {
+export function upstreamCondition(err: unknown): object | undefined {
   if (!(err instanceof UpstreamError) || err.name === "UpstreamSchemaError") return undefined;
   const { status } = err;
   if (status !== undefined && status < 500 && status !== 429) return undefined;

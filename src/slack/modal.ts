@@ -8,6 +8,7 @@ import {
   USER_ERROR_CODES,
   UserFacingError,
 } from "../domain/errors.ts";
+import { upstreamCondition } from "./failure.ts";
 
 /** Where a flow started, carried through a modal's private_metadata. */
 export interface FlowMeta {
@@ -77,6 +78,8 @@ export async function openThenFill(
     view = await build();
   } catch (err) {
     if (isUserMistake(err)) deps.logger.info({ reason: (err as Error).message }, "form refused");
+    else if (upstreamCondition(err))
+      deps.logger.warn({ upstream: upstreamCondition(err) }, "form not opened");
     else deps.logger.error({ err }, "form not opened");
     view = buildNoticeModal(title, plainMessage(err));
   }

@@ -125,6 +125,10 @@ describe("ordinary conditions in the log", () => {
     try {
       const text = await answer(USERS.kei, "list");
       expect(text).not.toBe("");
+      // Opening a form that needs the service first: the form says why, the log warns.
+      const since = h.emulator.calls.length;
+      await h.driver.slashCommand({ user: USERS.kei, channel: CHANNELS.general, text: "schedule" });
+      await waitFor(h, (c) => c.method === "views.update" && c.ok, since);
     } finally {
       h.sandbox.control.clearFaults();
     }

@@ -695,9 +695,7 @@ describe("playground in a browser", () => {
       .toMatch(/Ended .*Final figures: peak 32 · unique 33 · present at the end 30(?!\d)/);
     expect(await card().textContent()).not.toMatch(/Live now|Attendees now/);
     await page.click("#tab-live");
-    await expect
-      .poll(() => page.locator('[data-testid="live-state"]').textContent())
-      .toBe("ENDED");
+    await expect.poll(() => page.locator('[data-testid="live-state"]').textContent()).toBe("ENDED");
     await card().evaluate((el) => el.scrollIntoView({ block: "start" }));
     await shot("14-card-ended");
   });

@@ -1,7 +1,6 @@
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
-import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { checkEncryptionKey, createCipher, openStore } from "../../src/store/index.ts";
@@ -73,10 +72,10 @@ describe("npm start with the wrong encryption key", () => {
     const next = randomBytes(32);
     const url = await sealedStore(cwd, old);
     const root = resolve(import.meta.dirname, "../..");
-    const loader = pathToFileURL(join(root, "node_modules/tsx/dist/esm/index.mjs")).href;
+    // What `npm run rekey` runs: in a source checkout, the TypeScript through tsx.
     const { stdout } = await promisify(execFile)(
       process.execPath,
-      ["--import", loader, join(root, "src/rekey.ts")],
+      [join(root, "scripts/run.mjs"), "rekey"],
       {
         cwd,
         env: {

@@ -413,6 +413,28 @@ describe("sandbox control: ATTENDEE_INFO", () => {
     expect((await post(`/events/${e.id}/attendees`, { leave: [old] })).status).toBe(400);
   });
 
+  it("GET lists who is present in the current instance, in the order they joined", async () => {
+    const e = await scheduledEvent("present@example.com", undefined);
+    const joins = (await (
+      await post(`/events/${e.id}/attendees`, {
+        join: [{ name: "Ann" }, { name: "Bob" }],
+        count: 1,
+      })
+    ).json()) as AttendeesResult;
+    await post(`/events/${e.id}/attendees`, { leave: [joins.joined[1]!.endpointGuid] });
+    const res = await fetch(`${control}/events/${e.id}/attendees`);
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as {
+      instanceId: string;
+      present: Array<{ endpointGuid: string; name: string }>;
+    };
+    expect(body.instanceId).toBe(joins.instanceId);
+    expect(body.present.map((a) => a.name)).toEqual(["Ann", "Attendee 1"]);
+    expect((await fetch(`${control}/events/nope/attendees`)).status).toBe(404);
+    const put = await fetch(`${control}/events/${e.id}/attendees`, { method: "PUT" });
+    expect(put.status).toBe(405);
+  });
+
   it.each([
     ["join without name", { join: [{ email: "a@example.com" }] }],
     ["join not an array", { join: { name: "x" } }],

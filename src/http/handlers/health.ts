@@ -25,7 +25,7 @@ export function createHealthHandler(deps: {
     // Starting and stopping are expected states, not failures: answered, not logged.
     const refusal = deps.refusal?.();
     if (refusal) {
-      sendJson(res, 503, { ok: false, error: refusal });
+      sendJson(res, 503, { ok: false, error: refusal }, { "retry-after": "1" });
       return true;
     }
     let timer: NodeJS.Timeout | undefined;
