@@ -23,6 +23,7 @@ import { createMetrics, type Metrics } from "./metrics.ts";
 import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
 import { createSlackSide } from "./slack/bolt-app.ts";
 import { registerListeners } from "./slack/index.ts";
+import { viewOnceRepo } from "./slack/views/once.ts";
 import { slackStartError, storeStartError } from "./startup-errors.ts";
 import {
   checkEncryptionKey,
@@ -124,7 +125,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const inThread = (options.liveEngine ?? "thread") === "thread" && config.store.kind !== "memory";
   const store = await openStore(config.store.url, {
     cipher,
-    repositories: LIVE_REPOSITORIES,
+    repositories: [...LIVE_REPOSITORIES, viewOnceRepo],
     logger,
     sqliteCheckpoints: inThread ? "elsewhere" : "here",
     ...(options.storeNamespace ? { namespace: options.storeNamespace } : {}),

@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import { z } from "zod";
 import type { Deps } from "../../deps.ts";
+import { defineRepository } from "../../store/index.ts";
 
 /**
  * One submission per view state. Slack's clients send a submission again when they did not see
@@ -21,13 +23,24 @@ export interface SubmittedView {
   hash?: string | undefined;
 }
 
+/**
+ * The claims as a repository of their own, so the store's `deleteTeam` removes a workspace's claims
+ * with the rest of its data when it uninstalls (they hold only a hash, but an uninstall leaves
+ * nothing of the team behind).
+ */
+export const viewOnceRepo = defineRepository({
+  prefix: "view-once",
+  schema: z.unknown(),
+  team: "key",
+});
+
 /** The store key: bounded in length whatever a forged view id or hash holds. */
 export function submissionKey(team: string, view: SubmittedView, part = ""): string {
   const digest = createHash("sha256")
     .update(`${view.id ?? ""}\0${view.hash ?? ""}\0${part}`)
     .digest("hex")
     .slice(0, 40);
-  return `view-once:${team}:${digest}`;
+  return `${viewOnceRepo.prefix}:${team}:${digest}`;
 }
 
 export type Claim = "first" | "repeat" | "unavailable";
