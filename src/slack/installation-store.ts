@@ -7,6 +7,8 @@ import { installationOwner } from "../store/index.ts";
 import { quietLogger } from "./directory.ts";
 import { ORG_TEAM_PREFIX } from "./org-workspaces.ts";
 
+export { singleFlightAuthorize } from "./single-flight.ts";
+
 /**
  * Bolt's installation store on our store: `install:{team or enterprise}`, tokens (and, with token
  * rotation, refresh tokens) encrypted. Bolt hands over the whole installation, refreshed tokens
@@ -27,8 +29,11 @@ const CLAIM_MS = 15_000;
 /** Slack's default life of a rotating token, for an installation stored before we knew it. */
 const DEFAULT_LIFETIME_SEC = 43_200;
 const MAX_MARGIN_SEC = 7_200;
-/** How long a caller whose token already expired waits for another instance's refresh. */
-const WAIT_FOR_PEER_MS = 5_000;
+/**
+ * How long a caller whose token already expired waits for another instance's refresh (a
+ * request waits for it before its ack, within Slack's 3 s).
+ */
+const WAIT_FOR_PEER_MS = 2_000;
 /** Slack's answers meaning the refresh token is dead: only a reinstall brings the app back. */
 /** How long after Slack said rotation is off a long-lived token is offered for exchange again. */
 const EXCHANGE_RETRY_MS = 86_400_000;
@@ -64,8 +69,6 @@ export interface RotatingInstallationStore extends InstallationStore {
   rememberOrgWorkspace(team: string, enterprise: string): Promise<void>;
   /** Whether a workspace (or its org) has an installation that can still post. */
   hasInstallation(team: string): Promise<boolean>;
-  /** Whether Slack refused to refresh the token serving this workspace (the admins' notice). */
-  rotationRefused(team: string): Promise<boolean>;
   /** Refreshes what is due and moves long-lived tokens over; ms until the next call is useful. */
   sweep(): Promise<number>;
   /**
@@ -105,6 +108,7 @@ export function createInstallationStore(
     ? new WebClient(undefined, {
         ...(rotation.apiUrl ? { slackApiUrl: rotation.apiUrl } : {}),
         retryConfig: { retries: 1, factor: 1.5, minTimeout: 100, maxTimeout: 500 },
+        timeout: 5_000,
         // Only warnings and errors, never a request's arguments (a refresh token).
         logger: quietLogger(rotation.logger),
       })
@@ -226,6 +230,8 @@ export function createInstallationStore(
     return p;
   }
 
+  /** Refreshes that failed (Slack or the store in trouble): not tried again before `until`. */
+  const failures = new Map<string, { until: number; waitMs: number }>();
   const dueIn = (inst: Stored): number | undefined => {
     const bot = inst.bot;
     if (!rotation || !bot || inst.rotationRefusedAt !== undefined) return undefined;
@@ -235,7 +241,8 @@ export function createInstallationStore(
       return triedAt === undefined ? 100 : Math.max(100, triedAt + EXCHANGE_RETRY_MS - now());
     }
     if (bot.expiresAt === undefined) return undefined;
-    return Math.max(100, (bot.expiresAt - marginSec(inst)) * 1000 - now());
+    const failed = failures.get(installationOwner(inst))?.until ?? 0;
+    return Math.max(100, (bot.expiresAt - marginSec(inst)) * 1000 - now(), failed - now());
   };
   const tellDue = (inst: Stored | undefined) => {
     const ms = inst ? dueIn(inst) : undefined;
@@ -265,8 +272,24 @@ export function createInstallationStore(
       tellDue(inst);
       return inst;
     }
-    const mine = await refresh(owner, "refresh");
-    if (mine) return mine.rotationRefusedAt === undefined ? mine : undefined;
+    if (left > 0 && (failures.get(owner)?.until ?? 0) > now()) return inst;
+    let mine: Stored | undefined;
+    try {
+      mine = await refresh(owner, "refresh");
+    } catch (err) {
+      // Slack or the store in trouble: the token still works until it expires; the schedule
+      // tries again soon.
+      const wait = Math.min(30_000, (failures.get(owner)?.waitMs ?? 500) * 2);
+      failures.set(owner, { until: now() + wait, waitMs: wait });
+      if (left <= 0) throw err;
+      rotation.logger.warn({ err, owner }, "rotation: the refresh failed; the token still works");
+      self.onDue?.(wait);
+      return inst;
+    }
+    if (mine) {
+      failures.delete(owner);
+      return mine.rotationRefusedAt === undefined ? mine : undefined;
+    }
     const cur = ((await store.installations.get(owner)) as Stored | undefined) ?? inst;
     if (cur.rotationRefusedAt !== undefined) return undefined;
     // A peer holds the claim: its token still works until it expires; past that, wait for it.
@@ -328,12 +351,6 @@ export function createInstallationStore(
     async hasInstallation(team) {
       return (await ownerServing(team)) !== undefined;
     },
-    async rotationRefused(team) {
-      const owner = await ownerServing(team);
-      if (!owner) return false;
-      const inst = (await store.installations.get(owner)) as Stored | undefined;
-      return inst?.rotationRefusedAt !== undefined;
-    },
     async sweep() {
       let next = 60_000;
       if (!rotation) return next;
@@ -373,25 +390,4 @@ export function createInstallationStore(
     },
   };
   return self;
-}
-
-/**
- * One authorization at a time per workspace. With token rotation, Bolt's authorize refreshes an
- * expiring token and stores the new one; a burst of requests would otherwise refresh it once
- * each and race to store the results. Concurrent callers share the call under way.
- */
-export function singleFlightAuthorize<R>(
-  authorize: (source: InstallationQuery<boolean>) => Promise<R>,
-): (source: InstallationQuery<boolean>) => Promise<R> {
-  const inflight = new Map<string, Promise<R>>();
-  return (source) => {
-    const key = source.isEnterpriseInstall
-      ? `E:${source.enterpriseId ?? ""}`
-      : `T:${source.teamId ?? ""}:${source.enterpriseId ?? ""}`;
-    const running = inflight.get(key);
-    if (running) return running;
-    const p = authorize(source).finally(() => inflight.delete(key));
-    inflight.set(key, p);
-    return p;
-  };
 }
