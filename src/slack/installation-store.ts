@@ -128,9 +128,11 @@ export function createInstallationStore(
     return undefined;
   }
 
+  /** Gives the claim back, only while it is still ours (compare-and-set: it lapses at once). */
   async function releaseClaim(owner: string): Promise<void> {
-    const key = `${CLAIM_PREFIX}${owner}`;
-    if ((await store.get<string>(key)) === rotation?.instanceId) await store.delete(key);
+    await store.update<string>(`${CLAIM_PREFIX}${owner}`, (holder) =>
+      holder === rotation?.instanceId ? { value: "released", ttlMs: 1 } : undefined,
+    );
   }
 
   /** One refresh of the owner's bot token, under the store-wide claim; undefined: not ours. */
