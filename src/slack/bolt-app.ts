@@ -14,6 +14,7 @@ import {
   type RotatingInstallationStore,
   singleFlightAuthorize,
 } from "./installation-store.ts";
+import { workspacesOf } from "./org-workspaces.ts";
 import { botScopes } from "./scopes.ts";
 import { countingFetch } from "./slack-metrics.ts";
 import { actingWorkspace, enterpriseOf, isOrgInstall } from "./workspace.ts";
@@ -67,7 +68,12 @@ export function createSlackSide(opts: {
         apiUrl,
         instanceId,
         logger,
-        onRefused: (owner, token) => tellAdminsRotationRefused(apiClient(token), owner, logger),
+        onRefused: async (owner, token) => {
+          // An org's token lists people per workspace (users.list needs team_id with it).
+          const org = (await store.installations.get(owner))?.isEnterpriseInstall === true;
+          const teams = org ? await workspacesOf(store, owner) : [undefined];
+          await tellAdminsRotationRefused(apiClient(token), owner, teams, logger);
+        },
       })
     : undefined;
   const receiver = new HTTPReceiver({
