@@ -67,6 +67,8 @@ export interface RotatingInstallationStore extends InstallationStore {
   botToken(team: string): Promise<string | undefined>;
   /** Remembers that a workspace is served by an org-wide installation. */
   rememberOrgWorkspace(team: string, enterprise: string): Promise<void>;
+  /** The org whose installation serves a workspace, as remembered. */
+  orgOf(team: string): Promise<string | undefined>;
   /** Whether a workspace (or its org) has an installation that can still post. */
   hasInstallation(team: string): Promise<boolean>;
   /** Refreshes what is due and moves long-lived tokens over; ms until the next call is useful. */
@@ -342,13 +344,15 @@ export function createInstallationStore(
     },
     async rememberOrgWorkspace(team, enterprise) {
       if (team === enterprise) return;
-      // Written again every few minutes, so an uninstall that forgot it (another instance) and
-      // a reinstall since are followed.
+      // Written again every few minutes: an uninstall (anywhere) and a reinstall are followed.
       const known = orgOf.get(team);
       if (known?.org === enterprise && now() - known.at < 5 * 60_000) return;
       await store.set(`${ORG_TEAM_PREFIX}${team}`, enterprise);
       if (orgOf.size > 10_000) orgOf.clear();
       orgOf.set(team, { org: enterprise, at: now() });
+    },
+    async orgOf(team) {
+      return orgOf.get(team)?.org ?? (await store.get<string>(`${ORG_TEAM_PREFIX}${team}`));
     },
     async hasInstallation(team) {
       return (await ownerServing(team)) !== undefined;

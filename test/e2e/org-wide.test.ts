@@ -156,6 +156,22 @@ describe("an org-wide install with two workspaces", () => {
     expect(posted.ok).toBe(true);
   });
 
+  it("a person of another organization in a shared channel is sent to their own workspace", async () => {
+    const res = await h.driver.slashCommand({
+      user: PARTNER_ADMIN,
+      channel: CHANNELS.general,
+      text: "settings",
+    });
+    expect((res.payload as { team_id: string }).team_id).toBe("T0PARTNER");
+    expect(JSON.stringify(res.body)).toContain("shared with another organization");
+    expect(await h.app.store.keys("orgteam:T0PARTNER")).toEqual([]);
+    expect(await h.app.store.settings.get("T0PARTNER")).toBeUndefined();
+    // The org's own workspaces were recognised and remembered.
+    expect((await h.app.store.keys("orgteam:")).sort()).toEqual(
+      [`orgteam:${SECOND}`, `orgteam:${TEAM}`].sort(),
+    );
+  });
+
   it("a refused refresh is told to the admins of each of the org's workspaces, no one else", async () => {
     const client = new WebClient(h.emulator.botToken, { slackApiUrl: h.emulator.apiUrl });
     const since = h.emulator.calls.length;
