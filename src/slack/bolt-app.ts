@@ -272,18 +272,22 @@ async function inOrg(
     orgWorkspaces.set(team, enterprise);
     return true;
   }
+  // An event names the workspace it happened in (context_team_id), whoever set it off; an
+  // interaction names the person's own, which users.info confirms is one of the org's.
   const user = args.context.userId;
-  if (!user) return true;
-  let member: boolean;
-  try {
-    const res = await args.client.users.info({ user });
-    const u = res.user as { team_id?: string; enterprise_user?: { enterprise_id?: string } };
-    member = u?.enterprise_user?.enterprise_id === enterprise;
-  } catch (err) {
-    logger.warn({ err, team }, "could not tell whether a workspace is the org's; let through");
-    return true;
+  if ((args.body as { type?: unknown }).type !== "event_callback") {
+    if (!user) return true;
+    let member: boolean;
+    try {
+      const res = await args.client.users.info({ user });
+      const u = res.user as { enterprise_user?: { enterprise_id?: string } };
+      member = u?.enterprise_user?.enterprise_id === enterprise;
+    } catch (err) {
+      logger.warn({ err, team }, "could not tell whether a workspace is the org's; let through");
+      return true;
+    }
+    if (!member) return false;
   }
-  if (!member) return false;
   if (orgWorkspaces.size > 10_000) orgWorkspaces.clear();
   orgWorkspaces.set(team, enterprise);
   await installations
