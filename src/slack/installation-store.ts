@@ -5,6 +5,7 @@ import { slackErrorName } from "../slack-errors.ts";
 import type { Store } from "../store/index.ts";
 import { installationOwner } from "../store/index.ts";
 import { quietLogger } from "./directory.ts";
+import { forBolt, marginSec, type Stored } from "./installation-record.ts";
 import { ORG_TEAM_PREFIX } from "./org-workspaces.ts";
 
 export { singleFlightAuthorize } from "./single-flight.ts";
@@ -26,29 +27,15 @@ export { singleFlightAuthorize } from "./single-flight.ts";
 /** Held (with the instance's id) by the one instance refreshing an installation's token. */
 const CLAIM_PREFIX = "rotate:";
 const CLAIM_MS = 15_000;
-/** Slack's default life of a rotating token, for an installation stored before we knew it. */
-const DEFAULT_LIFETIME_SEC = 43_200;
-const MAX_MARGIN_SEC = 7_200;
 /**
  * How long a caller whose token already expired waits for another instance's refresh (a
  * request waits for it before its ack, within Slack's 3 s).
  */
 const WAIT_FOR_PEER_MS = 2_000;
-/** Slack's answers meaning the refresh token is dead: only a reinstall brings the app back. */
 /** How long after Slack said rotation is off a long-lived token is offered for exchange again. */
 const EXCHANGE_RETRY_MS = 86_400_000;
+/** Slack's answers meaning the refresh token is dead: only a reinstall brings the app back. */
 const REFUSED = new Set(["invalid_refresh_token", "token_revoked", "invalid_grant_type"]);
-
-/** What we keep beside Bolt's installation (in the same record). */
-export interface RotationFields {
-  /** the bot token's life when it was issued, seconds (for when to refresh) */
-  rotationLifetimeSec?: number;
-  /** when Slack refused the refresh (ms): the app stops posting there until reinstalled */
-  rotationRefusedAt?: number;
-  /** oauth.v2.exchange answered token_rotation_not_enabled at this time (ms) */
-  rotationExchangeRefusedAt?: number;
-}
-export type Stored = Installation & RotationFields;
 
 export interface RotationOptions {
   clientId: string;
@@ -78,23 +65,6 @@ export interface RotatingInstallationStore extends InstallationStore {
    * for it (an install, or another instance's refresh, happened since the last sweep).
    */
   onDue: ((inMs: number) => void) | undefined;
-}
-
-const marginSec = (inst: Stored) =>
-  Math.min(MAX_MARGIN_SEC, Math.max(1, (inst.rotationLifetimeSec ?? DEFAULT_LIFETIME_SEC) / 4));
-
-/** The installation as Bolt may see it: no refresh token, so Bolt never refreshes itself. */
-function forBolt(inst: Stored): Installation {
-  const out: Stored = structuredClone(inst);
-  if (out.bot) {
-    delete out.bot.refreshToken;
-    delete out.bot.expiresAt;
-  }
-  if (out.user) {
-    delete out.user.refreshToken;
-    delete out.user.expiresAt;
-  }
-  return out;
 }
 
 export function createInstallationStore(
@@ -241,8 +211,9 @@ export function createInstallationStore(
     if (!rotation || !bot || inst.rotationRefusedAt !== undefined) return undefined;
     if (!bot.refreshToken) {
       // A long-lived token: moved over now, or a day after Slack last said rotation is off.
-      const triedAt = inst.rotationExchangeRefusedAt;
-      return triedAt === undefined ? 100 : Math.max(100, triedAt + EXCHANGE_RETRY_MS - now());
+      const triedAt = inst.rotationExchangeRefusedAt ?? 0;
+      const failedAt = failures.get(installationOwner(inst))?.until ?? 0;
+      return Math.max(100, triedAt + EXCHANGE_RETRY_MS - now(), failedAt - now());
     }
     if (bot.expiresAt === undefined) return undefined;
     const failed = failures.get(installationOwner(inst))?.until ?? 0;
@@ -375,18 +346,25 @@ export function createInstallationStore(
             // A long-lived token from before rotation: moved over once Slack allows it (a day
             // between tries when it does not).
             const triedAt = inst.rotationExchangeRefusedAt;
-            if (triedAt === undefined || now() - triedAt >= EXCHANGE_RETRY_MS) {
+            const failedUntil = failures.get(owner)?.until ?? 0;
+            if (
+              (triedAt === undefined || now() - triedAt >= EXCHANGE_RETRY_MS) &&
+              failedUntil <= now()
+            ) {
               inst = (await refresh(owner, "exchange")) ?? inst;
+              failures.delete(owner);
             }
           } else {
             inst = (await fresh(owner, inst)) ?? inst;
           }
         } catch (err) {
+          const wait = Math.min(30_000, (failures.get(owner)?.waitMs ?? 500) * 2);
+          failures.set(owner, { until: now() + wait, waitMs: wait });
           rotation.logger.warn(
             { err, owner },
             "rotation: the token was not refreshed; tried again soon",
           );
-          next = Math.min(next, 1_000);
+          next = Math.min(next, wait);
           continue;
         }
         const due = dueIn(inst);

@@ -1,5 +1,5 @@
 import type { Store } from "../store/index.ts";
-import type { Stored } from "./installation-store.ts";
+import type { Stored } from "./installation-record.ts";
 
 /** A workspace of an org-wide install → the enterprise whose installation serves it. */
 export const ORG_TEAM_PREFIX = "orgteam:";
