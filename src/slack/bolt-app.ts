@@ -14,6 +14,7 @@ import {
   type RotatingInstallationStore,
   singleFlightAuthorize,
 } from "./installation-store.ts";
+import { workspacesOf } from "./org-workspaces.ts";
 import { botScopes } from "./scopes.ts";
 import { countingFetch } from "./slack-metrics.ts";
 import { actingWorkspace, enterpriseOf, isOrgInstall } from "./workspace.ts";
@@ -67,7 +68,12 @@ export function createSlackSide(opts: {
         apiUrl,
         instanceId,
         logger,
-        onRefused: (owner, token) => tellAdminsRotationRefused(apiClient(token), owner, logger),
+        onRefused: async (owner, token) => {
+          // An org's token lists people per workspace (users.list needs team_id with it).
+          const org = (await store.installations.get(owner))?.isEnterpriseInstall === true;
+          const teams = org ? await workspacesOf(store, owner) : [undefined];
+          await tellAdminsRotationRefused(apiClient(token), owner, teams, logger);
+        },
       })
     : undefined;
   const receiver = new HTTPReceiver({
@@ -115,7 +121,9 @@ export function createSlackSide(opts: {
     },
   });
 
-  bolt.use(async (args) => resolveWorkspace(args, installations, logger));
+  // Workspaces seen to belong to an org, by this app (the store remembers them too).
+  const orgWorkspaces = new Map<string, string>();
+  bolt.use(async (args) => resolveWorkspace(args, installations, orgWorkspaces, logger));
 
   const bulkClients = new Map<string, WebClient>();
   return {
@@ -194,6 +202,7 @@ export function createSlackSide(opts: {
 async function resolveWorkspace(
   args: AnyMiddlewareArgs & AllMiddlewareArgs,
   installations: RotatingInstallationStore | undefined,
+  orgWorkspaces: Map<string, string>,
   logger: Logger,
 ): Promise<void> {
   const { body, context, next } = args;
@@ -201,14 +210,22 @@ async function resolveWorkspace(
   const installed = context.teamId;
   if (isOrgInstall(body)) {
     const enterprise = enterpriseOf(body) ?? context.enterpriseId;
-    if (acting) {
-      context.teamId = acting;
-      if (enterprise && installations) {
-        await installations
-          .rememberOrgWorkspace(acting, enterprise)
-          .catch((err: unknown) => logger.warn({ err }, "the org's workspace was not remembered"));
+    if (
+      acting &&
+      enterprise &&
+      !(await inOrg(args, acting, enterprise, { installations, orgWorkspaces }, logger))
+    ) {
+      // A person of another organization in a channel shared with the org.
+      if (installations && (await installations.hasInstallation(acting))) {
+        context.teamId = acting;
+        await next();
+        return;
       }
+      logger.info({ team: acting, enterprise }, "a person from another organization was sent home");
+      await refuseForeign(args);
+      return;
     }
+    if (acting) context.teamId = acting;
     await next();
     return;
   }
@@ -231,6 +248,52 @@ async function resolveWorkspace(
   }
   logger.info({ team: acting, installed }, "a person from another workspace was sent home");
   await refuseForeign(args);
+}
+
+/**
+ * Whether the acting workspace is one of the org's: known from before, else the person's
+ * users.info says which enterprise they belong to (a person of another organization in a
+ * shared channel belongs to none, or another). A lookup that fails lets the request through
+ * unremembered: the directory still grants no admin rights across workspaces.
+ */
+async function inOrg(
+  args: AnyMiddlewareArgs & AllMiddlewareArgs,
+  team: string,
+  enterprise: string,
+  known: {
+    installations: RotatingInstallationStore | undefined;
+    orgWorkspaces: Map<string, string>;
+  },
+  logger: Logger,
+): Promise<boolean> {
+  const { installations, orgWorkspaces } = known;
+  if (team === enterprise || orgWorkspaces.get(team) === enterprise) return true;
+  if (installations && (await installations.orgOf(team)) === enterprise) {
+    orgWorkspaces.set(team, enterprise);
+    return true;
+  }
+  // An event names the workspace it happened in (context_team_id), whoever set it off; an
+  // interaction names the person's own, which users.info confirms is one of the org's.
+  const user = args.context.userId;
+  if ((args.body as { type?: unknown }).type !== "event_callback") {
+    if (!user) return true;
+    let member: boolean;
+    try {
+      const res = await args.client.users.info({ user });
+      const u = res.user as { enterprise_user?: { enterprise_id?: string } };
+      member = u?.enterprise_user?.enterprise_id === enterprise;
+    } catch (err) {
+      logger.warn({ err, team }, "could not tell whether a workspace is the org's; let through");
+      return true;
+    }
+    if (!member) return false;
+  }
+  if (orgWorkspaces.size > 10_000) orgWorkspaces.clear();
+  orgWorkspaces.set(team, enterprise);
+  await installations
+    ?.rememberOrgWorkspace(team, enterprise)
+    .catch((err: unknown) => logger.warn({ err }, "the org's workspace was not remembered"));
+  return true;
 }
 
 async function refuseForeign(args: AnyMiddlewareArgs & AllMiddlewareArgs): Promise<void> {

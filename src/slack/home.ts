@@ -11,7 +11,7 @@ import { rotationRefusedFor } from "./org-workspaces.ts";
  * the app's token (its refresh token revoked or no longer valid).
  */
 export const ROTATION_REFUSED_TEXT =
-  ":warning: Slack refused to renew On Air's access to this workspace, so On Air has stopped posting here (live cards, digests, reminders). A workspace admin can bring it back by installing On Air again from its install page (`/slack/install` on the app's address).";
+  ":warning: Slack refused to renew On Air's access to this workspace, so On Air has stopped posting here (live cards, digests, reminders). A workspace admin can bring it back by installing On Air again from its install page (`/slack/install` on the app's address); then `/onair notify` with an event and a channel brings its live card back there.";
 
 /** Publishes the user's App Home; failures are logged, never thrown (it is a side view). */
 export async function publishHome(deps: Deps, client: WebClient, actor: Actor): Promise<void> {
@@ -40,20 +40,30 @@ const MAX_ADMINS_TOLD = 50;
 export async function tellAdminsRotationRefused(
   client: WebClient,
   owner: string,
+  /** The workspaces to list (an org's token needs each named); [undefined] for a workspace's. */
+  teams: ReadonlyArray<string | undefined>,
   logger: Logger,
 ): Promise<void> {
-  const admins: string[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < 20 && admins.length < MAX_ADMINS_TOLD; page++) {
-    const res = await client.users.list({ limit: 200, ...(cursor ? { cursor } : {}) });
-    for (const u of res.members ?? []) {
-      if (!u.id || u.deleted || u.is_bot || u.is_restricted || u.is_ultra_restricted) continue;
-      if (u.is_admin || u.is_owner || u.is_primary_owner) admins.push(u.id);
+  const admins = new Set<string>();
+  for (const team of teams) {
+    let cursor: string | undefined;
+    for (let page = 0; page < 20 && admins.size < MAX_ADMINS_TOLD; page++) {
+      const res = await client.users.list({
+        limit: 200,
+        ...(team ? { team_id: team } : {}),
+        ...(cursor ? { cursor } : {}),
+      });
+      for (const u of res.members ?? []) {
+        if (!u.id || u.deleted || u.is_bot || u.is_restricted || u.is_ultra_restricted) continue;
+        // An admin of this workspace, not of another organization seen in a shared channel.
+        if (team && u.team_id && u.team_id !== team) continue;
+        if (u.is_admin || u.is_owner || u.is_primary_owner) admins.add(u.id);
+      }
+      cursor = res.response_metadata?.next_cursor || undefined;
+      if (!cursor) break;
     }
-    cursor = res.response_metadata?.next_cursor || undefined;
-    if (!cursor) break;
   }
-  for (const user of admins.slice(0, MAX_ADMINS_TOLD)) {
+  for (const user of [...admins].slice(0, MAX_ADMINS_TOLD)) {
     try {
       await client.chat.postMessage({ channel: user, text: ROTATION_REFUSED_TEXT });
       await client.views.publish({
@@ -70,5 +80,5 @@ export async function tellAdminsRotationRefused(
       logger.warn({ err, owner, user }, "an admin was not told of the refused token refresh");
     }
   }
-  logger.info({ owner, admins: admins.length }, "told the admins Slack refused the token refresh");
+  logger.info({ owner, admins: admins.size }, "told the admins Slack refused the token refresh");
 }

@@ -5,7 +5,10 @@ import { slackErrorName } from "../slack-errors.ts";
 import type { Store } from "../store/index.ts";
 import { installationOwner } from "../store/index.ts";
 import { quietLogger } from "./directory.ts";
+import { forBolt, marginSec, type Stored } from "./installation-record.ts";
 import { ORG_TEAM_PREFIX } from "./org-workspaces.ts";
+
+export { singleFlightAuthorize } from "./single-flight.ts";
 
 /**
  * Bolt's installation store on our store: `install:{team or enterprise}`, tokens (and, with token
@@ -24,26 +27,15 @@ import { ORG_TEAM_PREFIX } from "./org-workspaces.ts";
 /** Held (with the instance's id) by the one instance refreshing an installation's token. */
 const CLAIM_PREFIX = "rotate:";
 const CLAIM_MS = 15_000;
-/** Slack's default life of a rotating token, for an installation stored before we knew it. */
-const DEFAULT_LIFETIME_SEC = 43_200;
-const MAX_MARGIN_SEC = 7_200;
-/** How long a caller whose token already expired waits for another instance's refresh. */
-const WAIT_FOR_PEER_MS = 5_000;
-/** Slack's answers meaning the refresh token is dead: only a reinstall brings the app back. */
+/**
+ * How long a caller whose token already expired waits for another instance's refresh (a
+ * request waits for it before its ack, within Slack's 3 s).
+ */
+const WAIT_FOR_PEER_MS = 2_000;
 /** How long after Slack said rotation is off a long-lived token is offered for exchange again. */
 const EXCHANGE_RETRY_MS = 86_400_000;
+/** Slack's answers meaning the refresh token is dead: only a reinstall brings the app back. */
 const REFUSED = new Set(["invalid_refresh_token", "token_revoked", "invalid_grant_type"]);
-
-/** What we keep beside Bolt's installation (in the same record). */
-export interface RotationFields {
-  /** the bot token's life when it was issued, seconds (for when to refresh) */
-  rotationLifetimeSec?: number;
-  /** when Slack refused the refresh (ms): the app stops posting there until reinstalled */
-  rotationRefusedAt?: number;
-  /** oauth.v2.exchange answered token_rotation_not_enabled at this time (ms) */
-  rotationExchangeRefusedAt?: number;
-}
-export type Stored = Installation & RotationFields;
 
 export interface RotationOptions {
   clientId: string;
@@ -62,10 +54,10 @@ export interface RotatingInstallationStore extends InstallationStore {
   botToken(team: string): Promise<string | undefined>;
   /** Remembers that a workspace is served by an org-wide installation. */
   rememberOrgWorkspace(team: string, enterprise: string): Promise<void>;
+  /** The org whose installation serves a workspace, as remembered. */
+  orgOf(team: string): Promise<string | undefined>;
   /** Whether a workspace (or its org) has an installation that can still post. */
   hasInstallation(team: string): Promise<boolean>;
-  /** Whether Slack refused to refresh the token serving this workspace (the admins' notice). */
-  rotationRefused(team: string): Promise<boolean>;
   /** Refreshes what is due and moves long-lived tokens over; ms until the next call is useful. */
   sweep(): Promise<number>;
   /**
@@ -73,23 +65,6 @@ export interface RotatingInstallationStore extends InstallationStore {
    * for it (an install, or another instance's refresh, happened since the last sweep).
    */
   onDue: ((inMs: number) => void) | undefined;
-}
-
-const marginSec = (inst: Stored) =>
-  Math.min(MAX_MARGIN_SEC, Math.max(1, (inst.rotationLifetimeSec ?? DEFAULT_LIFETIME_SEC) / 4));
-
-/** The installation as Bolt may see it: no refresh token, so Bolt never refreshes itself. */
-function forBolt(inst: Stored): Installation {
-  const out: Stored = structuredClone(inst);
-  if (out.bot) {
-    delete out.bot.refreshToken;
-    delete out.bot.expiresAt;
-  }
-  if (out.user) {
-    delete out.user.refreshToken;
-    delete out.user.expiresAt;
-  }
-  return out;
 }
 
 export function createInstallationStore(
@@ -105,6 +80,7 @@ export function createInstallationStore(
     ? new WebClient(undefined, {
         ...(rotation.apiUrl ? { slackApiUrl: rotation.apiUrl } : {}),
         retryConfig: { retries: 1, factor: 1.5, minTimeout: 100, maxTimeout: 500 },
+        timeout: 5_000,
         // Only warnings and errors, never a request's arguments (a refresh token).
         logger: quietLogger(rotation.logger),
       })
@@ -124,9 +100,11 @@ export function createInstallationStore(
     return undefined;
   }
 
+  /** Gives the claim back, only while it is still ours (compare-and-set: it lapses at once). */
   async function releaseClaim(owner: string): Promise<void> {
-    const key = `${CLAIM_PREFIX}${owner}`;
-    if ((await store.get<string>(key)) === rotation?.instanceId) await store.delete(key);
+    await store.update<string>(`${CLAIM_PREFIX}${owner}`, (holder) =>
+      holder === rotation?.instanceId ? { value: "released", ttlMs: 1 } : undefined,
+    );
   }
 
   /** One refresh of the owner's bot token, under the store-wide claim; undefined: not ours. */
@@ -226,16 +204,20 @@ export function createInstallationStore(
     return p;
   }
 
+  /** Refreshes that failed (Slack or the store in trouble): not tried again before `until`. */
+  const failures = new Map<string, { until: number; waitMs: number }>();
   const dueIn = (inst: Stored): number | undefined => {
     const bot = inst.bot;
     if (!rotation || !bot || inst.rotationRefusedAt !== undefined) return undefined;
     if (!bot.refreshToken) {
       // A long-lived token: moved over now, or a day after Slack last said rotation is off.
-      const triedAt = inst.rotationExchangeRefusedAt;
-      return triedAt === undefined ? 100 : Math.max(100, triedAt + EXCHANGE_RETRY_MS - now());
+      const triedAt = inst.rotationExchangeRefusedAt ?? 0;
+      const failedAt = failures.get(installationOwner(inst))?.until ?? 0;
+      return Math.max(100, triedAt + EXCHANGE_RETRY_MS - now(), failedAt - now());
     }
     if (bot.expiresAt === undefined) return undefined;
-    return Math.max(100, (bot.expiresAt - marginSec(inst)) * 1000 - now());
+    const failed = failures.get(installationOwner(inst))?.until ?? 0;
+    return Math.max(100, (bot.expiresAt - marginSec(inst)) * 1000 - now(), failed - now());
   };
   const tellDue = (inst: Stored | undefined) => {
     const ms = inst ? dueIn(inst) : undefined;
@@ -265,8 +247,24 @@ export function createInstallationStore(
       tellDue(inst);
       return inst;
     }
-    const mine = await refresh(owner, "refresh");
-    if (mine) return mine.rotationRefusedAt === undefined ? mine : undefined;
+    if (left > 0 && (failures.get(owner)?.until ?? 0) > now()) return inst;
+    let mine: Stored | undefined;
+    try {
+      mine = await refresh(owner, "refresh");
+    } catch (err) {
+      // Slack or the store in trouble: the token still works until it expires; the schedule
+      // tries again soon.
+      const wait = Math.min(30_000, (failures.get(owner)?.waitMs ?? 500) * 2);
+      failures.set(owner, { until: now() + wait, waitMs: wait });
+      if (left <= 0) throw err;
+      rotation.logger.warn({ err, owner }, "rotation: the refresh failed; the token still works");
+      self.onDue?.(wait);
+      return inst;
+    }
+    if (mine) {
+      failures.delete(owner);
+      return mine.rotationRefusedAt === undefined ? mine : undefined;
+    }
     const cur = ((await store.installations.get(owner)) as Stored | undefined) ?? inst;
     if (cur.rotationRefusedAt !== undefined) return undefined;
     // A peer holds the claim: its token still works until it expires; past that, wait for it.
@@ -317,22 +315,18 @@ export function createInstallationStore(
     },
     async rememberOrgWorkspace(team, enterprise) {
       if (team === enterprise) return;
-      // Written again every few minutes, so an uninstall that forgot it (another instance) and
-      // a reinstall since are followed.
+      // Written again every few minutes: an uninstall (anywhere) and a reinstall are followed.
       const known = orgOf.get(team);
       if (known?.org === enterprise && now() - known.at < 5 * 60_000) return;
       await store.set(`${ORG_TEAM_PREFIX}${team}`, enterprise);
       if (orgOf.size > 10_000) orgOf.clear();
       orgOf.set(team, { org: enterprise, at: now() });
     },
+    async orgOf(team) {
+      return orgOf.get(team)?.org ?? (await store.get<string>(`${ORG_TEAM_PREFIX}${team}`));
+    },
     async hasInstallation(team) {
       return (await ownerServing(team)) !== undefined;
-    },
-    async rotationRefused(team) {
-      const owner = await ownerServing(team);
-      if (!owner) return false;
-      const inst = (await store.installations.get(owner)) as Stored | undefined;
-      return inst?.rotationRefusedAt !== undefined;
     },
     async sweep() {
       let next = 60_000;
@@ -352,18 +346,25 @@ export function createInstallationStore(
             // A long-lived token from before rotation: moved over once Slack allows it (a day
             // between tries when it does not).
             const triedAt = inst.rotationExchangeRefusedAt;
-            if (triedAt === undefined || now() - triedAt >= EXCHANGE_RETRY_MS) {
+            const failedUntil = failures.get(owner)?.until ?? 0;
+            if (
+              (triedAt === undefined || now() - triedAt >= EXCHANGE_RETRY_MS) &&
+              failedUntil <= now()
+            ) {
               inst = (await refresh(owner, "exchange")) ?? inst;
+              failures.delete(owner);
             }
           } else {
             inst = (await fresh(owner, inst)) ?? inst;
           }
         } catch (err) {
+          const wait = Math.min(30_000, (failures.get(owner)?.waitMs ?? 500) * 2);
+          failures.set(owner, { until: now() + wait, waitMs: wait });
           rotation.logger.warn(
             { err, owner },
             "rotation: the token was not refreshed; tried again soon",
           );
-          next = Math.min(next, 1_000);
+          next = Math.min(next, wait);
           continue;
         }
         const due = dueIn(inst);
@@ -373,25 +374,4 @@ export function createInstallationStore(
     },
   };
   return self;
-}
-
-/**
- * One authorization at a time per workspace. With token rotation, Bolt's authorize refreshes an
- * expiring token and stores the new one; a burst of requests would otherwise refresh it once
- * each and race to store the results. Concurrent callers share the call under way.
- */
-export function singleFlightAuthorize<R>(
-  authorize: (source: InstallationQuery<boolean>) => Promise<R>,
-): (source: InstallationQuery<boolean>) => Promise<R> {
-  const inflight = new Map<string, Promise<R>>();
-  return (source) => {
-    const key = source.isEnterpriseInstall
-      ? `E:${source.enterpriseId ?? ""}`
-      : `T:${source.teamId ?? ""}:${source.enterpriseId ?? ""}`;
-    const running = inflight.get(key);
-    if (running) return running;
-    const p = authorize(source).finally(() => inflight.delete(key));
-    inflight.set(key, p);
-    return p;
-  };
 }

@@ -1,8 +1,17 @@
 import type { Store } from "../store/index.ts";
-import type { Stored } from "./installation-store.ts";
+import type { Stored } from "./installation-record.ts";
 
 /** A workspace of an org-wide install → the enterprise whose installation serves it. */
 export const ORG_TEAM_PREFIX = "orgteam:";
+
+/** The workspaces an org-wide installation has served so far (its requests named them). */
+export async function workspacesOf(store: Store, enterprise: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const key of await store.keys(ORG_TEAM_PREFIX)) {
+    if ((await store.get<string>(key)) === enterprise) out.push(key.slice(ORG_TEAM_PREFIX.length));
+  }
+  return out;
+}
 
 /**
  * Forgets which workspaces an org-wide installation served (the org uninstalled), or that one
@@ -13,10 +22,7 @@ export async function forgetOrgWorkspaces(
   owner: { enterprise: string } | { team: string },
 ): Promise<number> {
   if ("team" in owner) return (await store.delete(`${ORG_TEAM_PREFIX}${owner.team}`)) ? 1 : 0;
-  const doomed: string[] = [];
-  for (const key of await store.keys(ORG_TEAM_PREFIX)) {
-    if ((await store.get<string>(key)) === owner.enterprise) doomed.push(key);
-  }
+  const doomed = (await workspacesOf(store, owner.enterprise)).map((t) => `${ORG_TEAM_PREFIX}${t}`);
   return doomed.length ? store.deleteMany(doomed) : 0;
 }
 

@@ -1,9 +1,16 @@
 import { DEFAULT_USERS } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { GUESTS_MAY, HOME_ACTIONS, SETTINGS_FIELDS, SETTINGS_VIEW, VIEWS } from "../../src/ids.ts";
+import {
+  EVENT_FIELDS,
+  GUESTS_MAY,
+  HOME_ACTIONS,
+  SETTINGS_FIELDS,
+  SETTINGS_VIEW,
+  VIEWS,
+} from "../../src/ids.ts";
 import { FOREIGN_WORKSPACE_TEXT } from "../../src/slack/bolt-app.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
-import { isMessageTo, viewOf, waitFor } from "./organizer-helpers.ts";
+import { future, HOUR, isMessageTo, viewOf, waitFor } from "./organizer-helpers.ts";
 
 /**
  * Slack Connect and guests. A person of another organization in a shared channel is never an
@@ -16,33 +23,33 @@ const PARTNER = "T0PARTNER";
 const FOREIGN_ADMIN = "U0FOREIGN0ADM";
 const GUEST = "U0GUEST0MCG";
 
+const seedUsers = () => ({
+  users: [
+    ...DEFAULT_USERS,
+    {
+      id: FOREIGN_ADMIN,
+      name: "pat",
+      real_name: "Pat Partner",
+      tz: "Europe/Madrid",
+      email: "pat@example.com",
+      team_id: PARTNER,
+      is_admin: true,
+      is_owner: true,
+    },
+    {
+      id: GUEST,
+      name: "gus",
+      real_name: "Gus Guest",
+      tz: "Europe/Oslo",
+      email: "gus@example.com",
+      is_restricted: true,
+    },
+  ],
+});
+
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({
-    seed: {
-      users: [
-        ...DEFAULT_USERS,
-        {
-          id: FOREIGN_ADMIN,
-          name: "pat",
-          real_name: "Pat Partner",
-          tz: "Europe/Madrid",
-          email: "pat@example.com",
-          team_id: PARTNER,
-          is_admin: true,
-          is_owner: true,
-        },
-        {
-          id: GUEST,
-          name: "gus",
-          real_name: "Gus Guest",
-          tz: "Europe/Oslo",
-          email: "gus@example.com",
-          is_restricted: true,
-        },
-      ],
-    },
-  });
+  h = await startHarness({ seed: seedUsers() });
 });
 afterAll(async () => {
   await h?.close();
@@ -142,5 +149,68 @@ describe("guests", () => {
     // Minting still follows its audience (admins by default): a guest is no admin.
     const since3 = await command(GUEST, "token");
     await told(GUEST, /only workspace admins may mint relay tokens/, since3);
+  });
+});
+
+describe("a person from another organization whose workspace has On Air too", () => {
+  let o: Harness;
+  beforeAll(async () => {
+    o = await startHarness({ oauth: true, seed: seedUsers() });
+    expect((await o.driver.oauthInstall()).callback.status).toBe(200);
+    // Their own workspace installed On Air as well (its installation, as the store keeps it).
+    const ours = await o.app.store.installations.get(TEAM);
+    if (!ours?.team) throw new Error("no installation");
+    await o.app.store.installations.put(PARTNER, {
+      ...ours,
+      team: { id: PARTNER, name: "Partner" },
+    });
+  });
+  afterAll(async () => {
+    await o?.close();
+  });
+
+  it("schedules under their own workspace's records, not the channel's workspace", async () => {
+    await o.driver.event({ type: "app_home_opened", user: FOREIGN_ADMIN }, { team: TEAM });
+    await expect.poll(() => o.emulator.workspace.homeView(FOREIGN_ADMIN)).toBeDefined();
+    const since = o.emulator.calls.length;
+    await o.driver.blockAction({ user: FOREIGN_ADMIN, action_id: HOME_ACTIONS.schedule });
+    await waitFor(
+      o,
+      (c) => c.method === "views.update" && viewOf(c).callback_id === VIEWS.event,
+      since,
+    );
+    const start = future(5);
+    const res = await o.driver.viewSubmission({
+      user: FOREIGN_ADMIN,
+      values: {
+        [EVENT_FIELDS.title]: "Partner webinar",
+        [EVENT_FIELDS.start]: new Date(start),
+        [EVENT_FIELDS.end]: new Date(start + HOUR),
+      },
+    });
+    expect(res.outcome.action).toBe("closed");
+    expect((res.payload as { team: { id: string } }).team.id).toBe(TEAM);
+    await expect
+      .poll(async () => (await o.app.store.events.list(PARTNER)).map((e) => e.title))
+      .toEqual(["Partner webinar"]);
+    expect(await o.app.store.events.list(TEAM)).toEqual([]);
+    // And their own workspace's admin rights do not reach this one's settings.
+    const since2 = await (async () => {
+      const n = o.emulator.calls.length;
+      await o.driver.slashCommand({
+        user: FOREIGN_ADMIN,
+        channel: CHANNELS.general,
+        text: "settings",
+      });
+      return n;
+    })();
+    const isMessage = isMessageTo(FOREIGN_ADMIN, /Only workspace admins and owners/);
+    await waitFor(
+      o,
+      (c) =>
+        isMessage(c) ||
+        (c.method === "views.update" && /Only workspace admins/.test(JSON.stringify(viewOf(c)))),
+      since2,
+    );
   });
 });

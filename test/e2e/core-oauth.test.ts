@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ROTATION_REFUSED_TEXT } from "../../src/slack/home.ts";
+import { NoInstallationError } from "../../src/slack-errors.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
@@ -159,6 +161,37 @@ describe("OAuth install", () => {
     });
     expect(posted.ok).toBe(true);
     h.emulator.setTokenRotation(undefined);
+  });
+
+  it("after a refused refresh: posting stops there, and admins read what to do on App Home", async () => {
+    const stored = (await h.app.store.installations.get(TEAM)) as unknown as Record<
+      string,
+      unknown
+    >;
+    await h.app.store.installations.put(TEAM, {
+      ...stored,
+      rotationRefusedAt: Date.now(),
+    } as never);
+    await expect(h.app.deps.bulkClient(TEAM)).rejects.toBeInstanceOf(NoInstallationError);
+    // Slack requests are still served while the old token lasts: the admin's Home says it.
+    const since = h.emulator.calls.length;
+    await h.driver.event({ type: "app_home_opened", user: USERS.admin });
+    const home = await h.emulator.waitForCall(
+      (c) => c.method === "views.publish" && c.args.user_id === USERS.admin,
+      { since, timeoutMs: 5_000 },
+    );
+    expect(JSON.stringify(home.args.view)).toContain(ROTATION_REFUSED_TEXT.slice(0, 60));
+    const since2 = h.emulator.calls.length;
+    await h.driver.event({ type: "app_home_opened", user: USERS.member });
+    const member = await h.emulator.waitForCall(
+      (c) => c.method === "views.publish" && c.args.user_id === USERS.member,
+      { since: since2, timeoutMs: 5_000 },
+    );
+    expect(JSON.stringify(member.args.view)).not.toContain("refused to renew");
+    // Installing again brings it back.
+    const r = await h.driver.oauthInstall();
+    expect(r.callback.status).toBe(200);
+    expect((await h.app.deps.bulkClient(TEAM)).token).toBeDefined();
   });
 
   it("leaks no token or secret into logs or Slack messages", () => {

@@ -1,6 +1,8 @@
 import { DEFAULT_USERS } from "@onair/slack-emulator";
+import { WebClient } from "@slack/web-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_FIELDS, VIEWS } from "../../src/ids.ts";
+import { tellAdminsRotationRefused } from "../../src/slack/home.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 import {
@@ -24,6 +26,8 @@ import {
 const ORG = "E0ORGWIDE";
 const SECOND = "T0SECOND";
 const SAM = "U0SAM0SECOND";
+const SECOND_ADMIN = "U0SIA0SECOND";
+const PARTNER_ADMIN = "U0PAT0PARTNER";
 const F = EVENT_FIELDS;
 
 let h: Harness;
@@ -46,6 +50,24 @@ beforeAll(async () => {
           tz: "Europe/London",
           email: "sam@example.com",
           team_id: SECOND,
+        },
+        {
+          id: SECOND_ADMIN,
+          name: "sia",
+          real_name: "Sia Second Admin",
+          tz: "UTC",
+          email: "sia@example.com",
+          team_id: SECOND,
+          is_admin: true,
+        },
+        {
+          id: PARTNER_ADMIN,
+          name: "pat",
+          real_name: "Pat Partner",
+          tz: "UTC",
+          email: "pat@example.com",
+          team_id: "T0PARTNER",
+          is_admin: true,
         },
       ],
     },
@@ -132,6 +154,35 @@ describe("an org-wide install with two workspaces", () => {
     const bulk = await h.app.deps.bulkClient(SECOND);
     const posted = await bulk.chat.postMessage({ channel: CHANNELS.events, text: "org post" });
     expect(posted.ok).toBe(true);
+  });
+
+  it("a person of another organization in a shared channel is sent to their own workspace", async () => {
+    const res = await h.driver.slashCommand({
+      user: PARTNER_ADMIN,
+      channel: CHANNELS.general,
+      text: "settings",
+    });
+    expect((res.payload as { team_id: string }).team_id).toBe("T0PARTNER");
+    expect(JSON.stringify(res.body)).toContain("shared with another organization");
+    expect(await h.app.store.keys("orgteam:T0PARTNER")).toEqual([]);
+    expect(await h.app.store.settings.get("T0PARTNER")).toBeUndefined();
+    // The org's own workspaces were recognised and remembered.
+    expect((await h.app.store.keys("orgteam:")).sort()).toEqual(
+      [`orgteam:${SECOND}`, `orgteam:${TEAM}`].sort(),
+    );
+  });
+
+  it("a refused refresh is told to the admins of each of the org's workspaces, no one else", async () => {
+    const client = new WebClient(h.emulator.botToken, { slackApiUrl: h.emulator.apiUrl });
+    const since = h.emulator.calls.length;
+    await tellAdminsRotationRefused(client, ORG, [TEAM, SECOND], h.app.logger);
+    const dms = h.emulator.calls
+      .slice(since)
+      .filter((c) => c.method === "chat.postMessage" && c.ok)
+      .map((c) => c.args.channel);
+    expect(dms.sort()).toEqual([USERS.admin, SECOND_ADMIN].sort());
+    const lists = h.emulator.calls.slice(since).filter((c) => c.method === "users.list");
+    expect(lists.map((c) => c.args.team_id).sort()).toEqual([TEAM, SECOND].sort());
   });
 
   it("a workspace removing the app loses its data; the org's installation stays", async () => {

@@ -39,9 +39,22 @@ export function userJson(ws: Workspace, u: User, withEmail: boolean): Json {
     profile.bot_id = u.bot_id;
     profile.api_app_id = u.app_id ?? ws.app.appId;
   }
+  const org = ws.enterprise;
+  const inOrg = org && [ws.team.id, ...org.teams.map((t) => t.id)].includes(u.team_id);
   return {
     id: u.id,
     team_id: u.team_id,
+    // A member of an Enterprise organization (Slack gives this only to an org's members).
+    ...(inOrg && {
+      enterprise_user: {
+        id: u.id,
+        enterprise_id: org.id,
+        enterprise_name: org.name,
+        is_admin: u.is_admin,
+        is_owner: u.is_owner,
+        teams: [u.team_id],
+      },
+    }),
     name: u.name,
     deleted: u.deleted,
     color: "9f69e7",
