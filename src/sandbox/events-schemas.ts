@@ -5,10 +5,9 @@
  * agreed with. Only the list of webhook type names is shared: it is the contract's vocabulary.
  */
 import { z } from "zod";
-import { WEBHOOK_TYPES } from "../upstream/events/schemas.ts";
+import { WEBHOOK_TYPES, type WebhookType } from "../upstream/events/schemas.ts";
 
-export { WEBHOOK_TYPES };
-export type WebhookType = (typeof WEBHOOK_TYPES)[number];
+export type { WebhookType };
 
 /** The first problem, in one sentence, for the call log (events errors carry no body). */
 export function validate<T extends z.ZodType>(
