@@ -10,7 +10,7 @@ import { renderChannel } from "./messages.js";
 import { renderModal } from "./modal.js";
 import { renderSidebar, renderTop } from "./sidebar.js";
 import { $, api, onRender, POLL_MS, refresh, S, toast } from "./state.js";
-import { renderThread } from "./thread.js";
+import { renderThread } from "./thread-pane.js";
 
 function render() {
   if (!S.state) return;
