@@ -20,30 +20,16 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { promisify } from "node:util";
-import { subscribeChannel } from "../src/domain/subscriptions.ts";
-import { CHANNELS, startHarness, TEAM, USERS } from "../test/helpers/app-harness.ts";
-import { seedEvent } from "../test/helpers/live-fixtures.ts";
+import { CHANNELS, startBenchApp } from "./harness/app.ts";
+import { subscribe } from "./harness/seed.ts";
 
 const run = promisify(execFile);
 const stage = process.argv[2] ?? "accepted";
 const rate = Number(process.argv[3] ?? 0);
-const h = await startHarness({ env: { LOG_LEVEL: "warn" } });
-const deps = h.app.deps;
-const event = await seedEvent(deps, { team: TEAM, organizer: USERS.omar, title: "Profiled" });
-const events = deps.events as unknown as Record<string, (...a: unknown[]) => Promise<unknown>>;
-const original = events.registerWebhook as (...a: unknown[]) => Promise<unknown>;
-let target = { url: "", headers: {} as Record<string, string> };
-events.registerWebhook = (...args: unknown[]) => {
-  target = args[3] as typeof target;
-  return original.apply(events, args);
-};
-await subscribeChannel(deps, {
-  team: TEAM,
-  eventId: event.eventId,
-  channel: CHANNELS.events,
-  user: USERS.omar,
-});
-events.registerWebhook = original;
+const h = await startBenchApp();
+// The same subscription as the ingest rows: the webhook target the events service was given.
+const target = await subscribe(h, "Profiled", CHANNELS.events);
+const event = { eventId: target.eventId };
 const headers =
   stage === "auth" ? { ...target.headers, "x-onair-secret": "wrong" } : { ...target.headers };
 // "bare": node:http parsing the same JSON in this process, the baseline (the app idles beside it).

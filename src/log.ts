@@ -5,10 +5,42 @@ import type { LogLevel } from "./config.ts";
 export type { Logger };
 
 /**
- * Field names whose values are secrets wherever they appear in a log object. pino's redaction
- * replaces them before serialisation; `scrub` below catches secrets embedded in strings.
+ * The one list of secret names. A field, header or query parameter carries a credential when its
+ * name (any case) contains one of these words or is one of the short names: the log's redaction
+ * below, the upstream errors' redacted requests (upstream/errors.ts) and the sandbox's call log
+ * (sandbox/calllog.ts) all ask isSecretName.
  */
-const SECRET_PATHS = [
+export const SECRET_NAME_WORDS = [
+  "token",
+  "secret",
+  "password",
+  "passwd",
+  "passcode",
+  "auth",
+  "cookie",
+  "signature",
+  "apikey",
+  "api_key",
+  "api-key",
+  "credential",
+] as const;
+/** Secret only as the whole name: an OAuth `code`, a bare `key`. */
+export const SECRET_SHORT_NAMES = ["code", "key"] as const;
+
+export function isSecretName(name: string): boolean {
+  const n = name.toLowerCase();
+  return (
+    (SECRET_SHORT_NAMES as readonly string[]).includes(n) ||
+    SECRET_NAME_WORDS.some((w) => n.includes(w))
+  );
+}
+
+/**
+ * The secret fields of the app's own log objects, by exact name: pino's redaction takes paths,
+ * not a rule. Each is a secret name by isSecretName (a unit test keeps them so); `scrub` below
+ * catches secrets embedded in strings.
+ */
+export const SECRET_FIELDS = [
   "token",
   "accessToken",
   "access_token",
@@ -25,12 +57,12 @@ const SECRET_PATHS = [
   "meetingaccesstoken",
   "accesstoken",
   "code",
-];
+] as const;
 
 const redactPaths = [
-  ...SECRET_PATHS,
-  ...SECRET_PATHS.map((p) => `*.${p}`),
-  ...SECRET_PATHS.map((p) => `*.*.${p}`),
+  ...SECRET_FIELDS,
+  ...SECRET_FIELDS.map((p) => `*.${p}`),
+  ...SECRET_FIELDS.map((p) => `*.*.${p}`),
   'headers["authorization"]',
   'headers["x-access-token"]',
   'headers["x-onair-secret"]',

@@ -1,4 +1,4 @@
-/** Every route of DESIGN.md, one constant each; handlers and URL builders use these. */
+/** Every route the server answers (README: Architecture), one constant each; handlers and URL builders use these. */
 export const ROUTES = {
   slackEvents: "/slack/events",
   slackInstall: "/slack/install",

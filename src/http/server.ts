@@ -16,7 +16,7 @@ export type Handler = (
 ) => boolean | Promise<boolean>;
 
 /**
- * The one HTTP server: every route of DESIGN.md on one port. Transport only; the domain lives
+ * The one HTTP server: every route (README: Architecture) on one port. Transport only; the domain lives
  * behind the handlers it is given.
  */
 export function createAppServer(deps: {

@@ -1,7 +1,7 @@
 /**
- * Why this file is long: it is the playground page's whole server side, one small handler per
- * route (state, composer, actions, the live panel, files); each is short and they share the
- * request plumbing at the top.
+ * Why this file is long: it is the playground page's whole API, one short handler per route
+ * (state, composer, actions, the live panel, files) in one switch a reader scans in order; what
+ * the bodies may be is in requests.ts, the workspace as the page sees it in workspace-view.ts.
  */
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -9,16 +9,14 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createRequire } from "node:module";
 import { dirname } from "node:path";
 import {
-  type Channel,
   DriverError,
   fileJson,
   fileState,
   type Json,
   SlackApiError,
   type SlackEmulator,
-  type Workspace,
 } from "@onair/slack-emulator";
-import { z } from "zod";
+import type { z } from "zod";
 import type { OnAirApp } from "../app.ts";
 import { emailsOf } from "../domain/people.ts";
 import { eventOf } from "../domain/subscription.ts";
@@ -28,8 +26,23 @@ import { COMMAND, DEFAULT_JOIN_HOST, SHORTCUTS, SUBCOMMANDS } from "../ids.ts";
 import { liveRepo } from "../live/live-record.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import { HELP } from "../slack/commands/help.ts";
-import type { EventRecord } from "../store/records.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
+import {
+  ActionBody,
+  AttendeesControl,
+  BadRequest,
+  CloseBody,
+  CommandBody,
+  FaultControl,
+  HomeBody,
+  MessageBody,
+  parse,
+  readJson,
+  ShortcutBody,
+  StateControl,
+  SubmitBody,
+} from "./requests.ts";
+import { type InstanceView, latestInstance, presentGuids, stateFor } from "./workspace-view.ts";
 
 /**
  * The playground page and its JSON API under /playground: what the acting user sees of the
@@ -71,182 +84,6 @@ const TYPES: Record<string, string> = {
   svg: "image/svg+xml",
   html: "text/html; charset=utf-8",
 };
-const BODY_LIMIT = 64 * 1024;
-
-class BadRequest extends Error {
-  constructor(
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > BODY_LIMIT) throw new BadRequest(`the body is over ${BODY_LIMIT} bytes`, 413);
-    chunks.push(chunk as Buffer);
-  }
-  const text = Buffer.concat(chunks).toString("utf8");
-  if (text.trim() === "") return {};
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new BadRequest("the body is not valid JSON");
-  }
-}
-
-function parse<T extends z.ZodType>(schema: T, input: unknown): z.output<T> {
-  const r = schema.safeParse(input);
-  if (!r.success) {
-    const issue = r.error.issues[0];
-    const where = issue && issue.path.length > 0 ? `${issue.path.join(".")}: ` : "";
-    throw new BadRequest(`${where}${issue?.message ?? "invalid input"}`);
-  }
-  return r.data;
-}
-
-const id = z.string().regex(/^[A-Z0-9]{2,20}$/, "must be a Slack id");
-const ts = z.string().regex(/^\d{1,12}\.\d{1,6}$/, "must be a Slack ts");
-const stateEntry = z.record(z.string(), z.record(z.string(), z.looseObject({ type: z.string() })));
-
-const CommandBody = z.strictObject({
-  user: id,
-  channel: id,
-  text: z.string().max(4000),
-});
-const MessageBody = z.strictObject({
-  user: id,
-  channel: id,
-  text: z.string().min(1).max(4000),
-  thread_ts: ts.optional(),
-});
-const ActionBody = z.strictObject({
-  user: id,
-  action_id: z.string().min(1).max(255),
-  block_id: z.string().min(1).max(255).optional(),
-  channel: id.optional(),
-  message_ts: ts.optional(),
-  ephemeral: z.boolean().optional(),
-  view_id: id.optional(),
-  /** The element's new state ({type, value|selected_*}), or a button's value. */
-  state: z.looseObject({ type: z.string() }).optional(),
-  /** The whole modal's current inputs, so the payload's view.state is what the user sees. */
-  values: stateEntry.optional(),
-});
-const SubmitBody = z.strictObject({ user: id, view_id: id, values: stateEntry });
-const CloseBody = z.strictObject({ user: id, view_id: id });
-const HomeBody = z.strictObject({ user: id });
-const StateControl = z.strictObject({
-  eventId: z.string().min(1).max(200),
-  state: z.enum(["NOT_STARTED", "PREP_EVENT", "IN_EVENT"]),
-  newInstance: z.boolean().optional(),
-});
-const AttendeesControl = z
-  .strictObject({
-    eventId: z.string().min(1).max(200),
-    join: z.array(z.string().min(1).max(100)).max(100).optional(),
-    /** The event's panelists or moderators join, by their e-mails (the card's "Panelists in"). */
-    role: z.enum(["panelist", "moderator"]).optional(),
-    count: z.number().int().min(0).max(20_000).optional(),
-    leave: z.number().int().min(0).max(20_000).optional(),
-  })
-  .refine((b) => (b.join?.length ?? 0) + (b.count ?? 0) + (b.leave ?? 0) > 0 || b.role, {
-    message: "say who joins or how many leave",
-  });
-const ShortcutBody = z.strictObject({ user: id, callback_id: z.string().min(1).max(255) });
-const FaultControl = z.strictObject({
-  service: z.enum(["relay", "events"]),
-  error: z.string().min(1).max(100).optional(),
-  status: z.number().int().min(400).max(599).optional(),
-  delayMs: z.number().int().min(0).max(30_000).optional(),
-  times: z.number().int().min(1).max(100).optional(),
-});
-
-function presentGuids(out: Json): string[] {
-  const list = Array.isArray(out.present) ? (out.present as Json[]) : [];
-  return list.map((a) => String(a.endpointGuid));
-}
-
-function visibleChannels(ws: Workspace, user: string): Channel[] {
-  return [...ws.channels.values()].filter((c) =>
-    // The page shows the person's DM with the app, not DMs between people (no client for those).
-    c.is_im
-      ? c.user === user && c.members.has(ws.app.botUserId)
-      : !c.is_private || c.members.has(user),
-  );
-}
-
-function stateFor(ws: Workspace, user: string): Json {
-  const channels = visibleChannels(ws, user);
-  const ids = new Set(channels.map((c) => c.id));
-  const home = ws.homeView(user);
-  return {
-    me: user,
-    team: ws.team,
-    botUserId: ws.app.botUserId,
-    appName: "On Air",
-    users: [...ws.users.values()].map((u) => ({
-      id: u.id,
-      name: u.name,
-      real_name: u.real_name,
-      tz: u.tz,
-      title: u.title,
-      is_admin: u.is_admin,
-      is_bot: u.is_bot,
-    })),
-    usergroups: [...ws.usergroups.values()].map((g) => ({
-      id: g.id,
-      handle: g.handle,
-      name: g.name,
-    })),
-    channels: channels.map((c) => ({
-      id: c.id,
-      name: c.name,
-      is_im: c.is_im,
-      is_private: c.is_private,
-      user: c.user,
-      topic: c.topic,
-      member: c.members.has(user),
-      messages: c.messages.map((m) => ws.messageJson(m)),
-    })),
-    ephemerals: ws.ephemeralsFor({ user }).filter((e) => ids.has(e.channel)),
-    scheduled: [...ws.scheduled.values()].filter((s) => ids.has(s.channel)),
-    modals: ws.stack(user).map((r) => ({ ...ws.viewJson(r), errors: r.errors ?? null })),
-    home: home ? ws.viewJson(home) : null,
-  };
-}
-
-interface InstanceView {
-  instanceId: string;
-  /** NOT_STARTED, PREP_EVENT, IN_EVENT, or ENDED once the instance has ended. */
-  state: string;
-  present: number;
-  peak: number;
-  unique: number;
-  endedAt?: number;
-}
-
-function latestInstance(instances: EventRecord["instances"]): InstanceView | undefined {
-  const list = Object.entries(instances);
-  list.sort((a, b) => (b[1].updatedAt ?? 0) - (a[1].updatedAt ?? 0));
-  const top = list[0];
-  if (!top) return undefined;
-  const [instanceId, i] = top;
-  const endedAt = typeof i.endedAt === "number" ? i.endedAt : undefined;
-  return {
-    instanceId,
-    state: endedAt !== undefined ? "ENDED" : i.state,
-    present: i.present,
-    peak: i.peak,
-    unique: i.unique,
-    ...(endedAt !== undefined ? { endedAt } : {}),
-  };
-}
-
 export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
   const { emulator } = deps;
   const ws = emulator.workspace;

@@ -1,4 +1,4 @@
-import { REDACTED, scrub } from "../log.ts";
+import { isSecretName, REDACTED, scrub } from "../log.ts";
 
 export type SandboxService = "relay" | "events";
 
@@ -21,26 +21,10 @@ export interface CallLogEntry {
   readonly reason?: string;
 }
 
-/** Query parameters whose values are credentials (the pairing code included: it grants a token). */
-const SECRET_QUERY = new Set([
-  "accesstoken",
-  "meetingaccesstoken",
-  "access_token",
-  "code",
-  "token",
-  "password",
-  "client_secret",
-]);
-
-/** Body keys whose values are credentials, wherever they appear. */
-const SECRET_KEY = /secret|password|token|authorization|passcode/i;
-
 export function redactQuery(query: URLSearchParams): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
   for (const key of new Set(query.keys())) {
-    const values = query
-      .getAll(key)
-      .map((v) => (SECRET_QUERY.has(key.toLowerCase()) ? REDACTED : scrub(v)));
+    const values = query.getAll(key).map((v) => (isSecretName(key) ? REDACTED : scrub(v)));
     out[key] = values.length === 1 ? values[0]! : values;
   }
   return out;
@@ -50,7 +34,7 @@ export function redactQuery(query: URLSearchParams): Record<string, string | str
 export function redactedRequestLine(method: string, path: string, query: URLSearchParams): string {
   const parts: string[] = [];
   for (const [key, value] of query) {
-    parts.push(`${key}=${SECRET_QUERY.has(key.toLowerCase()) ? REDACTED : scrub(value)}`);
+    parts.push(`${key}=${isSecretName(key) ? REDACTED : scrub(value)}`);
   }
   return `${method} ${path}${parts.length > 0 ? `?${parts.join("&")}` : ""}`;
 }
@@ -66,7 +50,7 @@ export function redactBody(value: unknown, parentKey = ""): unknown {
   if (typeof value === "object" && value !== null) {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      if (parentKey.toLowerCase() === "headers" || SECRET_KEY.test(k)) out[k] = REDACTED;
+      if (parentKey.toLowerCase() === "headers" || isSecretName(k)) out[k] = REDACTED;
       else out[k] = redactBody(v, k);
     }
     return out;

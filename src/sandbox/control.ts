@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { CallLog, CallLogEntry } from "./calllog.ts";
 import type { Deliverer, DeliveryResult } from "./deliver.ts";
 import { SandboxControlError } from "./errors.ts";
+import type { EventsService } from "./events.ts";
 import {
   EVENT_STATES,
   type EventState,
-  type EventsService,
   type LiveAttendee,
   type StoredEvent,
-} from "./events.ts";
+} from "./events-records.ts";
 import { type Fault, type FaultQueue, type FaultRequest, parseFault } from "./faults.ts";
 import { isPlainObject, parseJson, type Reply } from "./http.ts";
 

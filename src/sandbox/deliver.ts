@@ -1,6 +1,6 @@
 import { Agent, type Dispatcher, request } from "undici";
 import { scrub } from "../log.ts";
-import type { WebhookConfig } from "./events.ts";
+import type { WebhookConfig } from "./events-schemas.ts";
 
 /** The outcome of one webhook delivery. */
 export interface DeliveryResult {

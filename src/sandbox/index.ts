@@ -34,7 +34,8 @@ export type {
 export { DEFAULT_DELIVERY_CONCURRENCY } from "./control.ts";
 export type { DeliveryResult } from "./deliver.ts";
 export { SandboxControlError } from "./errors.ts";
-export type { EventState, WebhookType } from "./events.ts";
+export type { EventState } from "./events-records.ts";
+export type { WebhookType } from "./events-schemas.ts";
 export type { FaultRequest } from "./faults.ts";
 export { relayErrorBody } from "./faults.ts";
 export { SANDBOX_ENTERPRISE_ID, SANDBOX_SEEDS } from "./seeds.ts";

@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
-import type { EventsService, SavedEventsState } from "./events.ts";
+import type { EventsService } from "./events.ts";
+import type { SavedEventsState } from "./events-records.ts";
 
 /**
  * The sandbox's events kept in a file (the playground keeps it in data/, beside the store), so

@@ -1,4 +1,4 @@
-/** The fixed credentials of the sandbox (DESIGN.md, "The sandbox (fixed)"). Not secrets. */
+/** The fixed credentials of the sandbox (README: "The sandbox"). Not secrets. */
 export const SANDBOX_SEEDS = {
   relay: { username: "sandbox", password: "sandbox" },
   events: { clientId: "sandbox-key", clientSecret: "sandbox-secret" },

@@ -43,7 +43,7 @@ export {
 } from "./repository.ts";
 
 /**
- * The store: raw key-value operations, the typed repositories of DESIGN.md's data table, and
+ * The store: raw key-value operations, the typed repositories of the records in records.ts (README: The store), and
  * `deleteTeam` for uninstall.
  */
 export interface Store extends KeyValueStore, Repositories {

@@ -18,7 +18,7 @@ import { GroupWriter } from "./group.ts";
  * through `keyv.get`, group writes through `keyv.setMany`, deletes through `keyv.delete`; what
  * keyv's API has no word for (prefix listings, claims, compare-and-set, purging, counts of
  * what a bulk delete removed) goes to the backend under the same adapter, on the same
- * connection. Keys are the logical keys of DESIGN.md (`install:T1`, `sub:abc`, …); the store adds
+ * connection. Keys are the logical keys of records.ts (`install:T1`, `sub:abc`, …); the store adds
  * its namespace in front. Every failure is a StoreError: an unreachable backend never reads as
  * "not found" (keyv is told to throw: by default it answers a failed read with undefined).
  */

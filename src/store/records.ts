@@ -1,10 +1,11 @@
-import { createHash, hash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { Installation } from "@slack/bolt";
 import { z } from "zod";
+import { WEBHOOK_TYPES } from "../upstream/events/schemas.ts";
 import { defineRepository } from "./repository.ts";
 
 /**
- * The records of DESIGN.md's "Data (keyv)" table, with their exact key layouts, and a small
+ * The store's records (README: The store), each with its exact key layout, and a small
  * typed facade for each. Feature-specific records beyond these belong in the feature's own
  * `defineRepository`.
  */
@@ -188,7 +189,6 @@ export const eventRepo = defineRepository({
 
 export const NOISE_LEVELS = ["off", "counter", "digest", "every"] as const;
 export type NoiseLevel = (typeof NOISE_LEVELS)[number];
-export const WEBHOOK_TYPES = ["EVENT_STATE", "ATTENDEE_INFO"] as const;
 
 export const SubscriptionSchema = z.looseObject({
   team: z.string().min(1),
@@ -211,14 +211,6 @@ export const subscriptionRepo = defineRepository({
 
 export function hashWebhookSecret(secret: string): string {
   return createHash("sha256").update(secret, "utf8").digest("hex");
-}
-
-/** Constant time: both sides are SHA-256 digests of equal length. */
-export function webhookSecretMatches(sub: Pick<Subscription, "secretSha256">, presented: string) {
-  // One-shot hash (Node >= 20.12): no Hash object per request on the webhook hot path.
-  const a = hash("sha256", presented, "buffer");
-  const b = Buffer.from(sub.secretSha256, "hex");
-  return b.length === a.length && timingSafeEqual(a, b);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,7 +254,7 @@ export const auditRepo = defineRepository({
   team: "key",
 });
 
-/** The repositories of DESIGN.md's data table; features bring their own beside these. */
+/** The repositories of the records above; features bring their own beside these. */
 export const CORE_REPOSITORIES = [
   installationRepo,
   settingsRepo,

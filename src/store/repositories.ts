@@ -27,7 +27,7 @@ import { bindRepository } from "./repository.ts";
 
 /**
  * The typed facades over the core records (records.ts): the calls the app makes, with the key
- * layouts of DESIGN.md's data table kept in one place, and time-ordered ids for the outbox and
+ * layouts of the store's records (records.ts) kept in one place, and time-ordered ids for the outbox and
  * the audit.
  */
 

@@ -3,7 +3,7 @@
  * response to a class, and the redaction every error applies) is one contract; callers import
  * it from one place.
  */
-import { REDACTED, scrub } from "../log.ts";
+import { isSecretName, REDACTED, scrub } from "../log.ts";
 import { isRelayErrorName, RELAY_ERROR_CATALOG, type RelayErrorName } from "./relay/catalog.ts";
 
 /**
@@ -37,13 +37,8 @@ const SERVICE_LABEL: Record<UpstreamService, string> = {
   events: "the live events service",
 };
 
-/** Query parameter, header and body keys whose values are credentials. */
-const SECRET_NAME =
-  /token|secret|password|passcode|passwd|authorization|auth|cookie|signature|api[-_]?key|^key$|^code$|credential/i;
-
-export function isSecretName(name: string): boolean {
-  return SECRET_NAME.test(name);
-}
+/** Query parameter, header and body keys whose values are credentials: log.ts's one list. */
+export { isSecretName };
 
 /** The URL with credentials in userinfo or secret-named query values replaced. */
 export function redactUrl(url: string): string {

@@ -584,7 +584,7 @@ describe("playground in a browser", () => {
   it("converts picker wall times and <!date> tokens in the viewer's zone, across DST changes", async () => {
     // A string, not a function: vitest would rewrite a dynamic import inside a function.
     const out = (await page.evaluate(`(async () => {
-      const m = await import("/playground/static/blocks.js");
+      const m = await import("/playground/static/dates.js");
       const zones = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "Australia/Sydney"];
       // Around the 2026 changes: Berlin 29 Mar / 25 Oct, New York 8 Mar / 1 Nov, Sydney 5 Apr / 4 Oct.
       const instants = [

@@ -537,6 +537,15 @@ describe("events sandbox: scheduling", () => {
       405,
     );
     await expectBare(await call("GET", "/api/security/v1/oauth/accesstoken", undefined), 405);
+    const id = await createEvent(g);
+    await expectBare(
+      await call("PATCH", `/api/scheduling/v1/users/${g.userId}/events/${id}`, g.token, {}),
+      405,
+    );
+    await expectBare(
+      await call("GET", `/api/webhook/v1/users/${g.userId}/events/${id}/type/EVENT_STATE`, g.token),
+      405,
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, readableLines, scrub } from "../../src/log.ts";
+import { createLogger, isSecretName, readableLines, SECRET_FIELDS, scrub } from "../../src/log.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -64,5 +64,13 @@ describe("logger", () => {
   it("scrub leaves ordinary text alone", () => {
     expect(scrub("event 42 moved to IN_EVENT")).toBe("event 42 moved to IN_EVENT");
     expect(scrub("Basic dXNlcjpwYXNz")).toBe("Basic [redacted]");
+  });
+
+  it("one list of secret names: the log's exact fields are secret names by the same rule", () => {
+    for (const f of SECRET_FIELDS) expect(isSecretName(f), f).toBe(true);
+    for (const name of ["X-Onair-Secret", "meetingAccessToken", "Cookie", "x-api-key", "code"])
+      expect(isSecretName(name), name).toBe(true);
+    for (const name of ["title", "eventId", "codeName", "keys", "headers"])
+      expect(isSecretName(name), name).toBe(false);
   });
 });

@@ -19,7 +19,7 @@ export interface AppCredentials {
 
 export interface UserGrant {
   accessToken: string;
-  /** expires_in as sent; read as seconds (DESIGN.md, gaps). */
+  /** expires_in as sent; read as seconds (README: "The upstream services, in brief"). */
   expiresInSec: number;
   userId: number;
   enterpriseId: number;

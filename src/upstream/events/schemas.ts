@@ -12,7 +12,7 @@ export type WebhookType = (typeof WEBHOOK_TYPES)[number];
 
 export const tokenResponseSchema = z.object({
   access_token: z.string().min(1),
-  // Unit not shown by the spec; read as seconds (DESIGN.md, gaps).
+  // Unit not shown by the spec; read as seconds (README: "The upstream services, in brief").
   expires_in: z.number(),
   userId: z.number().int().optional(),
   enterpriseId: z.number().int(),

@@ -1,6 +1,5 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { attendanceText } from "../../../src/blocks/attendance.ts";
 import { buildCancelConfirm, buildNotifyForm } from "../../../src/blocks/dialogs.ts";
 import { buildEventCard } from "../../../src/blocks/event-card.ts";
 import { buildEventForm, buildNoticeModal } from "../../../src/blocks/event-form.ts";
@@ -205,7 +204,6 @@ const builders: Record<string, (s: string) => unknown> = {
   reminder: (s) => ({ text: reminderText(hostileEvent(s), 10) }),
   candidates: (s) => ({ text: candidatesText(s, [{ eventId: s, title: s }]) }),
   help: (s) => ({ text: helpText(s) }),
-  attendance: () => ({ text: attendanceText(undefined) }),
   report: (s) => ({
     text: reportText(s, {
       instanceId: s,

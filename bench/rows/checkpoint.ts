@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createCipher, openStore, type Store } from "../src/store/index.ts";
-import type { Row } from "./run.ts";
+import { createCipher, openStore, type Store } from "../../src/store/index.ts";
+import type { Row } from "../harness/table.ts";
 
 /**
  * Who pays for SQLite's checkpoints. The route's store commits each group of webhooks and

@@ -2,10 +2,10 @@ import { createServer } from "node:http";
 import { createClient } from "@redis/client";
 import pg from "pg";
 import sqlite3 from "sqlite3";
-import { listen, load, mainThreadCpuMicros } from "./run.ts";
+import { listen, load, mainThreadCpuMicros } from "../harness/measure.ts";
 
 /**
- * The floor under the ingest bars (DESIGN.md "Bars"), written apart from the project: bare
+ * The floor under the ingest bars (README: Benchmarks), written apart from the project: bare
  * node:http, the same JSON.parse, and a grouped durable write made straight with the store's
  * driver, answering 204 once the group holding the message has committed. Not `src/store`: no
  * keyv, no encryption, no schema, no subscription or secret, no engine, no bounds.

@@ -1,7 +1,7 @@
-import type { InstanceSnapshot } from "../src/domain/report.ts";
-import { reportCsv } from "../src/domain/report.ts";
-import { renderReport } from "../src/report-upload.ts";
-import type { Row } from "./run.ts";
+import type { InstanceSnapshot } from "../../src/domain/report.ts";
+import { reportCsv } from "../../src/domain/report.ts";
+import { renderReport } from "../../src/report-upload.ts";
+import type { Row } from "../harness/table.ts";
 
 /**
  * The attendance report of a 50,000-attendee instance (3 hours, a fifth of them leaving and

@@ -1,9 +1,9 @@
 import { createClient } from "@redis/client";
 import { request } from "undici";
-import { CHANNELS, type Harness, startHarness } from "../test/helpers/app-harness.ts";
-import { startRedisServer } from "../test/helpers/servers.ts";
-import type { Row } from "./run.ts";
-import { subscribe } from "./subscribe.ts";
+import { type BenchApp, CHANNELS, startBenchApp } from "../harness/app.ts";
+import { subscribe } from "../harness/seed.ts";
+import { startRedisServer } from "../harness/servers.ts";
+import type { Row } from "../harness/table.ts";
 
 /**
  * Redis shared with 1,000,000 unrelated keys (issue 13): one idle app instance's cost to Redis
@@ -56,14 +56,14 @@ async function idle(raw: Raw): Promise<{ total: number; commands: { calls: numbe
 }
 
 /** The card's "unique *N*" figure. */
-function cardUnique(h: Harness, ts: string): number {
+function cardUnique(h: BenchApp, ts: string): number {
   const card = h.emulator.workspace.topLevel(CHANNELS.events).find((m) => m.ts === ts);
   return Number(/unique \*(\d+)\*/.exec(JSON.stringify(card?.blocks ?? ""))?.[1] ?? 0);
 }
 
 /** Sends JOINs one at a time and times each until the card counts it (ms). */
 async function joinsToCard(
-  h: Harness,
+  h: BenchApp,
   target: { url: string; headers: Record<string, string>; eventId: string },
   ts: string,
   first: number,
@@ -104,10 +104,10 @@ export async function redisKeyspaceRows(rows: Row[]): Promise<void> {
   // DEBUG POPULATE writes the million keys inside Redis in a second or two.
   const redis = await startRedisServer(["--enable-debug-command", "local"]);
   const raw: Raw = createClient({ url: redis.url });
-  let h: Harness | undefined;
+  let h: BenchApp | undefined;
   try {
     await raw.connect();
-    h = await startHarness({ storeUrl: redis.url, env: { LOG_LEVEL: "warn" } });
+    h = await startBenchApp({ storeUrl: redis.url });
     const target = await subscribe(h, "Keyspace", CHANNELS.events);
     const until = Date.now() + 10_000;
     let ts: string | undefined;

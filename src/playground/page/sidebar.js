@@ -1,0 +1,107 @@
+// The top bar (who acts, in which zone) and the sidebar (the app, the channels, what is unread).
+import { avatar } from "./context.js";
+import { fill, h } from "./dom.js";
+import { $, api, render, S, toast } from "./state.js";
+
+export function renderTop() {
+  const sel = $("#acting");
+  const people = S.state.users.filter((u) => !u.is_bot);
+  if (sel.options.length !== people.length) {
+    fill(
+      sel,
+      ...people.map((u) =>
+        h(
+          "option",
+          { value: u.id },
+          `${u.real_name}${u.is_admin ? " · admin" : ""}${u.title ? ` · ${u.title}` : ""}`,
+        ),
+      ),
+    );
+  }
+  sel.value = S.me;
+  const me = people.find((u) => u.id === S.me);
+  $("#tz").textContent = me ? `times in ${me.tz}` : "";
+  $("#team").textContent = S.state.team.name;
+}
+
+export function renderSidebar() {
+  const st = S.state;
+  const nav = $("#nav");
+  // Unread: top-level messages (or edits) since this person last looked at the channel.
+  const activity = (c) =>
+    c
+      ? c.messages
+          .filter((m) => !m.thread_ts || m.thread_ts === m.ts)
+          .reduce((n, m) => Math.max(n, Number(m.edited?.ts ?? m.latest_reply ?? m.ts)), 0)
+      : 0;
+  const seenKey = (id) => `${S.me}:${id}`;
+  for (const c of st.channels) {
+    // What was there when the page first saw the channel counts as read.
+    if (c.id === S.place || S.seen[seenKey(c.id)] === undefined)
+      S.seen[seenKey(c.id)] = activity(c);
+  }
+  const unread = (c) => c && activity(c) > (S.seen[seenKey(c.id)] ?? 0);
+  const item = (key, icon, label, extra, ch) =>
+    h(
+      "button",
+      {
+        class: `nav-item${S.place === key ? " active" : ""}${unread(ch) ? " unread" : ""}`,
+        "data-place": key,
+        onclick: () => go(key),
+      },
+      h("span", { class: "nav-icon" }, icon),
+      h("span", { class: "nav-label" }, label),
+      extra,
+    );
+  const chans = st.channels.filter((c) => !c.is_im);
+  const dm = st.channels.find((c) => c.is_im && c.user === S.me);
+  if (S.place === "dm" && dm) S.place = dm.id;
+  // Drawn again only when what it shows changed: a poll redrawing it between a button going down
+  // and up would lose the click (every few seconds while a card is live).
+  const key = JSON.stringify([
+    S.me,
+    S.place,
+    st.botUserId,
+    st.appName,
+    dm?.id,
+    unread(dm),
+    chans.map((c) => [c.id, c.name, c.is_private, c.member, unread(c)]),
+  ]);
+  if (key === S.navKey && nav.firstChild) return;
+  S.navKey = key;
+  fill(
+    nav,
+    ...[
+      h("div", { class: "nav-section" }, "Apps"),
+      item("home", avatar(st.botUserId), `${st.appName} · Home`),
+      item(dm ? dm.id : "dm", avatar(st.botUserId), `${st.appName} · Messages`, null, dm),
+      h("div", { class: "nav-section" }, "Channels"),
+      chans.map((c) =>
+        item(
+          c.id,
+          c.is_private ? "⊡" : "#",
+          c.name,
+          c.member ? null : h("span", { class: "nav-note" }, "not a member"),
+          c,
+        ),
+      ),
+    ].flat(),
+  );
+}
+
+export function go(place) {
+  S.place = place;
+  S.thread = null;
+  if (S.right === "thread") S.right = "live";
+  localStorage.setItem("onair.place", place);
+  S.feedKey = null;
+  if (place === "home") api("home", { user: S.me }).catch((e) => toast(e.message));
+  render();
+}
+
+export function currentChannel() {
+  const st = S.state;
+  if (S.place === "home") return null;
+  if (S.place === "dm") return st.channels.find((c) => c.is_im && c.user === S.me) ?? null;
+  return st.channels.find((c) => c.id === S.place) ?? null;
+}
