@@ -221,3 +221,23 @@ export function withoutChartBlocks<B extends { block_id?: string }>(blocks: read
     (b) => b.block_id !== REPORT_CHART_BLOCK_ID && b.block_id !== REPORT_FIGURES_BLOCK_ID,
   );
 }
+
+/**
+ * Posts the report's blocks with the chart and table, and once more without them if Slack
+ * refuses them (postWithoutChart); any other failure is the caller's. `post` is the one Slack
+ * call that shares the report (files.completeUploadExternal with the same file ids: Slack
+ * refuses invalid blocks before it completes the files).
+ */
+export async function postWithChartFallback<T>(
+  post: (blocks: readonly unknown[]) => Promise<T>,
+  textBlocks: readonly unknown[],
+  chartBlocks: readonly ReportChartBlock[],
+  errorName: (err: unknown) => string | undefined,
+): Promise<T> {
+  try {
+    return await post([...textBlocks, ...chartBlocks]);
+  } catch (err) {
+    if (!postWithoutChart(errorName(err), chartBlocks.length > 0)) throw err;
+    return post(textBlocks);
+  }
+}

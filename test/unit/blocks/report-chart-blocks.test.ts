@@ -6,6 +6,7 @@ import {
   chartInputOf,
   type DataTableBlock,
   type DataVisualizationBlock,
+  postWithChartFallback,
   postWithoutChart,
   REPORT_CHART_BLOCK_ID,
   REPORT_FIGURES_BLOCK_ID,
@@ -111,5 +112,32 @@ describe("the report's native chart and table", () => {
       ...reportChartBlocks(chartInputOf(snap, snap.endedAt as number)),
     ];
     expect(withoutChartBlocks(blocks).map((b) => b.block_id)).toEqual(["figures"]);
+  });
+});
+
+describe("posting the report with its chart", () => {
+  const snap = instance(30);
+  const chart = reportChartBlocks(chartInputOf(snap, snap.endedAt as number));
+  const text = [{ type: "section", block_id: "figures" }];
+  const name = (err: unknown) => (err as { code?: string }).code;
+
+  it("posts once with the chart and table when Slack takes them", async () => {
+    const posts: unknown[][] = [];
+    await postWithChartFallback(async (b) => posts.push([...b]), text, chart, name);
+    expect(posts.map((b) => b.length)).toEqual([3]);
+  });
+
+  it("on invalid_blocks posts once more without them; another error is not retried", async () => {
+    const posts: unknown[][] = [];
+    const refuse = async (b: readonly unknown[]) => {
+      posts.push([...b]);
+      if (b.length > 1) throw Object.assign(new Error("refused"), { code: "invalid_blocks" });
+    };
+    await postWithChartFallback(refuse, text, chart, name);
+    expect(posts.map((b) => b.length)).toEqual([3, 1]);
+    const other = async () => {
+      throw Object.assign(new Error("x"), { code: "not_in_channel" });
+    };
+    await expect(postWithChartFallback(other, text, chart, name)).rejects.toThrow("x");
   });
 });
