@@ -79,6 +79,7 @@ export {
   VIEW_STATE,
 } from "./view-state.js";
 export {
+  entityProblems,
   flexpanesFor,
   type PresentedFlexpane,
   setWorkObjects,
