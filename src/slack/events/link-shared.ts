@@ -4,7 +4,7 @@ import { unfurlBlocks } from "../../blocks/unfurl.ts";
 import { workObjectEntity } from "../../blocks/work-object.ts";
 import type { Deps } from "../../deps.ts";
 import { type UnfurlInfo, unfurlsFor } from "../../domain/unfurl.ts";
-import { slackErrorName } from "../../slack-errors.ts";
+import { isPlatformError, slackErrorName } from "../../slack-errors.ts";
 import type { ListenerKit } from "../kit.ts";
 
 /**
@@ -83,7 +83,8 @@ async function asWorkObjects(
     }
     return found.filter((_, i) => dropped.has(i)).map(([url]) => url);
   } catch (err) {
-    rememberRefusal(kit.deps, team);
+    // Slack's answer is remembered; a call that got no answer says nothing of the setting.
+    if (isPlatformError(err)) rememberRefusal(kit.deps, team);
     kit.deps.logger.info(
       { team, error: slackErrorName(err) ?? String(err) },
       "unfurl: Slack refused the Work Objects; the links unfurl as a card",
