@@ -36,6 +36,8 @@ export const METHOD_SCOPES = {
   "files.completeUploadExternal": "files:write",
   // Live unfurls of the events service's join links (src/slack/events/link-shared.ts).
   "chat.unfurl": "links:write",
+  // A join link's Work Object flexpane (src/slack/events/entity-details.ts): no scope.
+  "entity.presentDetails": null,
   // Token rotation (src/slack/installation-store.ts): refresh, and moving a long-lived token over.
   "oauth.v2.access": null,
   "oauth.v2.exchange": null,

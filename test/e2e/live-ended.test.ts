@@ -73,7 +73,11 @@ async function unfurlOf(event: SeededEvent, channel: string): Promise<string> {
     unfurlDomains: domains,
   });
   expect(shared.result?.status).toBe(200);
-  await h.emulator.waitForCall((c) => c.method === "chat.unfurl", { since, timeoutMs: 5_000 });
+  // The unfurl that carries the card (Work Objects are off in the emulator, as on a new app).
+  await h.emulator.waitForCall((c) => c.method === "chat.unfurl" && c.args.unfurls !== undefined, {
+    since,
+    timeoutMs: 5_000,
+  });
   const msg = h.emulator.workspace.topLevel(channel).find((m) => m.ts === shared.ts);
   return JSON.stringify(msg?.unfurls?.[link] ?? "");
 }

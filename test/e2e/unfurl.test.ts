@@ -1,3 +1,4 @@
+import type { CallRecord } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildManifest } from "../../manifest/manifest.ts";
 import { eventOf } from "../../src/domain/subscription.ts";
@@ -20,6 +21,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
+
+const cardUnfurl = (c: CallRecord) => c.method === "chat.unfurl" && c.args.unfurls !== undefined;
 
 async function joinLinkOf(event: SeededEvent): Promise<{ link: string; start: number }> {
   await h.driver.slashCommand({
@@ -61,7 +64,8 @@ describe("live unfurls", () => {
       unfurlDomains: domains,
     });
     expect(shared.result?.status).toBe(200);
-    const call = await h.emulator.waitForCall((c) => c.method === "chat.unfurl", {
+    // Work Objects are off in the emulator, as on a new app: the card is the unfurl.
+    const call = await h.emulator.waitForCall(cardUnfurl, {
       since,
       timeoutMs: 5_000,
     });
@@ -86,7 +90,7 @@ describe("live unfurls", () => {
       unfurlDomains: domains,
     });
     expect(elsewhere.result?.status).toBe(200);
-    const elsewhereCall = await h.emulator.waitForCall((c) => c.method === "chat.unfurl", {
+    const elsewhereCall = await h.emulator.waitForCall(cardUnfurl, {
       since: elsewhereSince,
       timeoutMs: 5_000,
     });

@@ -25,6 +25,7 @@ export {
   type ViewSubmissionInput,
   type ViewSubmissionResult,
 } from "./driver.ts";
+export { openWorkObject, pressFlexpaneAction } from "./entity-events.ts";
 export { SlackApiError } from "./errors.ts";
 export {
   type Mention,
@@ -77,6 +78,14 @@ export {
   stateShape,
   VIEW_STATE,
 } from "./view-state.js";
+export {
+  entityProblems,
+  flexpanesFor,
+  type PresentedFlexpane,
+  setWorkObjects,
+  type WorkObjectsSetting,
+  workObjectsOf,
+} from "./work-objects.ts";
 export {
   type Channel,
   createWorkspace,

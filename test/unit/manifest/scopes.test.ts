@@ -11,7 +11,8 @@ import { botScopes, EXTRA_SCOPES, METHOD_SCOPES } from "../../../src/slack/scope
 // Web API calls in src/ are made on a client named client, bulk, quiet or web (by convention, so
 // this scan finds them all).
 const SRC = resolve(import.meta.dirname, "../../../src");
-const FAMILIES = "auth|chat|conversations|files|oauth|usergroups|users|views|team|reactions|pins";
+const FAMILIES =
+  "auth|chat|conversations|entity|files|oauth|usergroups|users|views|team|reactions|pins";
 const CALL = new RegExp(
   `\\b(?:client|bulk|quiet|web)\\.(${FAMILIES})\\.([a-zA-Z0-9]+(?:\\.[a-zA-Z]+)?)\\(`,
   "g",

@@ -1,4 +1,3 @@
-import { validateBlocks } from "../blockkit.ts";
 import { argumentError, SlackApiError } from "../errors.ts";
 import { randomHex } from "../ids.ts";
 import type { Channel } from "../model.ts";
@@ -6,7 +5,7 @@ import type { Json, Workspace } from "../workspace.ts";
 import { actor, type CallContext, type MethodSpec } from "./types.ts";
 
 /**
- * files.* (Slack's current upload flow) and chat.unfurl, as Slack's reference has them:
+ * files.* (Slack's current upload flow), as Slack's reference has them:
  *
  * - files.getUploadURLExternal (files:write, tier 4): `filename` and `length` required; answers
  *   an upload URL (served by the emulator, /upload/v1/{file_id}) and the file's id.
@@ -16,18 +15,10 @@ import { actor, type CallContext, type MethodSpec } from "./types.ts";
  *   (else file_not_found). With channel_id the files are shared there, in thread_ts's thread,
  *   as one message whose text is initial_comment; the bot must be in the channel
  *   (not_in_channel). Without channel_id they stay private to the uploader.
- * - chat.unfurl (links:write, tier 3): channel + ts, or unfurl_id + source; `unfurls` a JSON
- *   object of URL → attachment; only URLs Slack sent in link_shared for that message
- *   (cannot_unfurl_url otherwise). An unfurl's `blocks` are checked as a message's are
- *   (invalid_blocks, which Slack answers though its reference page does not list it).
+ * - chat.unfurl: methods/unfurl.ts, on the links recorded here.
  * - a share into a read-only channel, a thread-only channel outside a thread, or a locked thread
  *   is posting_to_channel_denied; `blocks` on the share are checked (invalid_blocks).
  */
-
-/** A JSON pointer's reference token for a key (RFC 6901: ~ then /). */
-function pointerKey(key: string): string {
-  return key.replaceAll("~", "~0").replaceAll("/", "~1");
-}
 
 /**
  * A share the channel's posting limits forbid (Channel.posting, a locked thread): Slack's
@@ -265,64 +256,6 @@ export const FILES: Readonly<Record<string, MethodSpec>> = {
         }
       }
       return { files: found.map(({ f }) => ({ id: f.id, title: f.title ?? f.name })) };
-    },
-  },
-
-  "chat.unfurl": {
-    auth: true,
-    errors: [
-      "missing_channel",
-      "missing_ts",
-      "cannot_find_message",
-      "invalid_unfurl_id",
-      "missing_unfurls",
-      "invalid_unfurls_format",
-      "cannot_unfurl_url",
-      "invalid_source",
-      "invalid_blocks",
-    ],
-    handler: (ctx) => {
-      actor(ctx);
-      const { links } = fileState(ctx.ws);
-      const unfurlId = ctx.args.str("unfurl_id");
-      let rec: SharedLinks | undefined;
-      if (unfurlId !== undefined) {
-        const source = ctx.args.str("source");
-        if (source !== "composer" && source !== "conversations_history") {
-          throw new SlackApiError("invalid_source");
-        }
-        rec = links.get(unfurlId);
-        if (!rec) throw new SlackApiError("invalid_unfurl_id");
-      } else {
-        const channel = ctx.args.str("channel");
-        if (channel === undefined) throw new SlackApiError("missing_channel");
-        const ts = ctx.args.str("ts");
-        if (ts === undefined) throw new SlackApiError("missing_ts");
-        const ch = ctx.ws.resolveChannel(channel);
-        rec = ch ? links.get(`${ch.id}:${ts}`) : undefined;
-        if (!rec) throw new SlackApiError("cannot_find_message");
-      }
-      if (!ctx.args.given("unfurls")) throw new SlackApiError("missing_unfurls");
-      const unfurls = ctx.args.json("unfurls", "invalid_unfurls_format");
-      if (typeof unfurls !== "object" || unfurls === null || Array.isArray(unfurls)) {
-        throw new SlackApiError("invalid_unfurls_format");
-      }
-      for (const [url, value] of Object.entries(unfurls)) {
-        if (!rec.urls.includes(url)) throw new SlackApiError("cannot_unfurl_url");
-        if (typeof value !== "object" || value === null) {
-          throw new SlackApiError("invalid_unfurls_format");
-        }
-        const { blocks } = value as { blocks?: unknown };
-        if (blocks !== undefined) {
-          const r = validateBlocks(blocks, { pointer: `/unfurls/${pointerKey(url)}/blocks` });
-          if (!r.ok) throw argumentError("invalid_blocks", r.messages);
-        }
-      }
-      rec.unfurls = { ...rec.unfurls, ...(unfurls as Record<string, unknown>) };
-      const ch = ctx.ws.resolveChannel(rec.channel);
-      const msg = ch ? ctx.ws.findMessage(ch, rec.ts) : undefined;
-      if (msg) msg.unfurls = structuredClone(rec.unfurls);
-      return {};
     },
   },
 };

@@ -3,6 +3,7 @@ import { CONVERSATIONS } from "./conversations.ts";
 import { FILES } from "./files.ts";
 import { PEOPLE } from "./people.ts";
 import type { MethodSpec } from "./types.ts";
+import { UNFURL } from "./unfurl.ts";
 import { VIEWS } from "./views.ts";
 
 export { Args } from "./args.ts";
@@ -20,4 +21,5 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   ...VIEWS,
   ...CONVERSATIONS,
   ...FILES,
+  ...UNFURL,
 };
