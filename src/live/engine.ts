@@ -265,15 +265,17 @@ export class LiveEngine {
     for (const run of [...this.runs.values()]) {
       // Replaced chunk versions past their grace, on a quiet event too (a failure keeps them).
       await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k)).catch(() => 0);
+      // Time-driven changes first, as a step of their own: "idle?" below only asks.
+      run.advance(now);
       if (now - run.subReadAt > 2_000) {
         await run.readSub(undefined);
         // Gone (muted everywhere, uninstalled): let go once its reminders are deleted too.
-        if (!run.sub && !run.hasWork()) {
+        if (!run.sub && !run.hasWork(now)) {
           await this.release(run);
           continue;
         }
       }
-      if (run.idle()) {
+      if (run.idle(now)) {
         // Kept a while: between bursts, reloading 10,000 sessions per message would cost more.
         run.idleSince ??= now;
         if (now - run.idleSince >= this.options.idleReleaseMs) {

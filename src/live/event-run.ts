@@ -11,17 +11,27 @@ import {
 } from "../domain/subscription.ts";
 import type { EventRecord, OutboxItem } from "../store/index.ts";
 import { type WebhookMessage, webhookMessageSchema } from "../upstream/events/schemas.ts";
-import { frozenFigures, type RenderedCard, renderCard, renderMutedCard } from "./card.ts";
-import { addNotice, counterText, emptyPending, isEmpty } from "./digest.ts";
+import { frozenFigures, type RenderedCard } from "./card.ts";
+import { addNotice, emptyPending } from "./digest.ts";
 import type { LiveEngine } from "./engine.ts";
-import { type Action, Lane } from "./lane.ts";
+import { Lane } from "./lane.ts";
 import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts";
 import { LiveWriter } from "./live-writer.ts";
-import type { PostKind } from "./publisher.ts";
+import {
+  type Action,
+  applyTransition,
+  channelsToServe,
+  counterOf,
+  hasWork,
+  type LiveModel,
+  mutedCard,
+  next,
+  type PlanSettings,
+  type PostKind,
+  transitions,
+} from "./planner.ts";
 import type { ScanProgress } from "./recover.ts";
 import { unblock } from "./refused-notice.ts";
-import { forgetPosted, nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
-import { checkScheduledEnd, reportDue, reportSettledAt } from "./report-post.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
 
 /**
@@ -181,47 +191,42 @@ export class EventRun {
     this.wakeAll();
   }
 
+  /** What the planner reads (planner.ts): the model this run owns. */
+  private get model(): LiveModel {
+    return { sub: this.sub?.sub, live: this.live, channels: this.channels };
+  }
+
+  private get settings(): PlanSettings {
+    const { digestEveryMs, quietMs, shareSettleMs } = this.engine.options;
+    return { digestEveryMs, quietMs, shareSettleMs };
+  }
+
   /**
-   * The channels this run posts to: the subscription's, and any that still hold reminders
-   * (muted, or the subscription gone) until they are deleted.
+   * The time-driven step (planner.ts transitions): an instance ending at its scheduled end, a
+   * channel notified again after a mute, reminders taken over or posted by Slack. Taken by the
+   * lanes before they plan and by housekeeping before it asks whether the run is idle.
    */
-  channelsToServe(): string[] {
-    const out = new Set(this.sub?.sub.channels ?? []);
-    for (const [ch, c] of Object.entries(this.channels)) {
-      if (c.reminders?.length || c.reminderPosting || this.mutedCard(ch)) out.add(ch);
+  advance(now = Date.now()): void {
+    let ended = false;
+    for (const t of transitions(this.model, now, this.settings)) {
+      applyTransition(this.model, t, (ch) => this.channel(ch));
+      if (t.kind === "end-instance") ended = true;
     }
-    return [...out];
+    if (ended) this.ended();
+  }
+
+  /** The channels this run posts to (planner.ts). */
+  channelsToServe(): string[] {
+    return channelsToServe(this.model);
   }
 
   /** The card a muted channel still needs to show (not yet posted as muted), if any. */
   mutedCard(ch: string): RenderedCard | undefined {
-    const c = this.channels[ch];
-    if (!c?.muted || !c.cardTs || c.blocked || this.sub?.sub.channels.includes(ch))
-      return undefined;
-    const card = renderMutedCard(c.muted);
-    return card && card.hash !== c.cardHash ? card : undefined;
+    return mutedCard(this.model, ch);
   }
 
-  /** Reminders Slack holds that nobody wants any more, or wanted ones not yet scheduled. */
-  reminderDue(ch: string): boolean {
-    const c = this.channel(ch);
-    if (c.blocked) return false;
-    this.adoptLegacyReminders(ch, c);
-    if (c.reminderPosting) return true;
-    const now = Date.now();
-    forgetPosted(c, now);
-    return nextReminderStep(c, wantedReminders(this.sub?.sub, ch, now), now) !== undefined;
-  }
-
-  /** An earlier version kept the scheduled ids on the subscription: take them over once. */
-  private adoptLegacyReminders(ch: string, c: ChannelPosting): void {
-    const legacy = this.sub?.sub.reminders?.[ch]?.scheduled;
-    if (c.reminders || !legacy?.length) return;
-    c.reminders = legacy.map((r) => ({ id: r.id, postAt: r.postAt, key: `legacy:${r.id}` }));
-  }
-
-  hasWork(): boolean {
-    return this.channelsToServe().some((ch) => this.nextAction(ch, undefined) !== undefined);
+  hasWork(now = Date.now()): boolean {
+    return hasWork(this.model, now, this.settings);
   }
 
   wakeAll(): void {
@@ -235,70 +240,20 @@ export class EventRun {
     }
   }
 
-  /** True when nothing is running, waiting or due. */
-  idle(): boolean {
+  /** True when nothing is running, waiting or due (a question: it changes nothing). */
+  idle(now = Date.now()): boolean {
     for (const lane of this.lanes.values()) if (lane.running || lane.waiting) return false;
     if (this.inflight > 0) return false;
-    return !this.hasWork();
+    return !this.hasWork(now);
   }
 
-  nextAction(ch: string, lastKind: PostKind | undefined): Action | undefined {
-    const sub = this.sub?.sub;
-    const c = this.channel(ch);
-    if (c.blocked) return undefined;
-    const reminder: Action | undefined = this.reminderDue(ch) ? { kind: "reminder" } : undefined;
-    if (!sub?.channels.includes(ch)) return this.mutedCard(ch) ? { kind: "card" } : reminder;
-    // Notified again after a mute: the card is live again.
-    if (c.muted) delete c.muted;
-    // Before the card: an instance the quiet rule ends now is shown ended in this very post.
-    const endCheck = checkScheduledEnd(this, Date.now());
-    const card = renderCard(sub, this.live, ch);
-    const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);
-    if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
-    if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : reminder;
-    // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
-    const settled = c.reportPosting ? reportSettledAt(this, c.reportPosting) : 0;
-    const report: Action | undefined = c.threadBlocked
-      ? undefined
-      : settled > Date.now()
-        ? { kind: "wait", until: settled }
-        : c.reportPosting || reportDue(this, ch) !== undefined
-          ? { kind: "report" }
-          : endCheck !== undefined
-            ? { kind: "wait", until: endCheck }
-            : undefined;
-    const noise = noiseOf(sub, ch);
-    let thread: Action | undefined;
-    if (c.threadBlocked) thread = undefined;
-    else if (noise === "counter") {
-      const inst = this.live.current();
-      if (inst && inst.joins > 0 && c.counterHash !== this.counterText()) {
-        thread = { kind: "counter" };
-      }
-    } else if ((noise === "digest" || noise === "every") && !isEmpty(c.pending)) {
-      const every = noise === "every" ? 0 : this.engine.options.digestEveryMs;
-      const due = (c.lastThreadAt ?? 0) + every;
-      thread = Date.now() >= due ? { kind: "digest" } : { kind: "wait", until: due };
-    }
-    // Alternate so that a card changing every second cannot starve the thread, nor the reverse;
-    // reminders (hours ahead) go when neither has anything to say.
-    if (cardDue && (lastKind !== "card" || !thread || thread.kind === "wait")) {
-      return { kind: "card" };
-    }
-    if (thread && thread.kind !== "wait") return thread;
-    if (cardDue) return { kind: "card" };
-    if (report?.kind === "report") return report;
-    // A long series: its later reminders come within Slack's horizon as days pass.
-    return reminder ?? earliest(earliest(thread, report), reminderTopUp(sub, ch, Date.now()));
+  /** What channel `ch` needs next (planner.ts next); `advance` first for what time made due. */
+  nextAction(ch: string, lastKind: PostKind | undefined, now = Date.now()): Action | undefined {
+    return next(this.model, ch, now, this.settings, lastKind);
   }
 
   counterText(): string {
-    const inst = this.live.current();
-    return counterText({
-      joins: inst?.joins ?? 0,
-      leaves: inst?.leaves ?? 0,
-      present: inst?.present ?? 0,
-    });
+    return counterOf(this.live);
   }
 
   async client(): Promise<WebClient> {
@@ -389,11 +344,4 @@ export class EventRun {
     this.dropped = true;
     for (const lane of this.lanes.values()) lane.stop();
   }
-}
-
-/** The sooner of two waits (either may be absent). */
-function earliest(a: Action | undefined, b: Action | undefined): Action | undefined {
-  if (a?.kind !== "wait") return b ?? a;
-  if (b?.kind !== "wait") return a;
-  return a.until <= b.until ? a : b;
 }

@@ -7,8 +7,9 @@ import {
   slackErrorName,
 } from "../slack-errors.ts";
 import type { EventRun } from "./event-run.ts";
+import type { PostKind } from "./planner.ts";
 import { LookupThrottled, NotOwner } from "./post-errors.ts";
-import { type PostKind, publish } from "./publisher.ts";
+import { publish } from "./publisher.ts";
 import { blockPosts, refusedPart } from "./refused-notice.ts";
 
 /** The pause after a refusal that passes, doubling while they repeat, up to a minute. */
@@ -17,9 +18,6 @@ const PASSING_MAX_MS = 60_000;
 /** After a call that got no answer: the first wait, and the longest. */
 const FAILED_FIRST_MS = 2_000;
 const FAILED_MAX_MS = 10_000;
-
-/** What a channel of an event needs next. */
-export type Action = { kind: PostKind } | { kind: "wait"; until: number };
 
 /**
  * One event's posting to one channel: takes the channel's turn from the shared pacer, asks the
@@ -100,7 +98,10 @@ export class Lane {
 
   /** The next post due, or undefined after arranging a later wake (or when nothing is due). */
   private due(): PostKind | undefined {
-    const action = this.run.nextAction(this.channel, this.lastKind);
+    const now = Date.now();
+    // What time made due (an instance's scheduled end) is a step of its own, taken before asking.
+    this.run.advance(now);
+    const action = this.run.nextAction(this.channel, this.lastKind, now);
     if (!action) return undefined;
     if (action.kind === "wait") {
       this.wakeAt(action.until);

@@ -12,6 +12,7 @@ import { type RenderedCard, renderCard } from "./card.ts";
 import { digestText, type Pending, subtract } from "./digest.ts";
 import type { EventRun } from "./event-run.ts";
 import type { ChannelPosting } from "./live-record.ts";
+import type { PostKind } from "./planner.ts";
 import { LookupThrottled, NotOwner } from "./post-errors.ts";
 import {
   cardMetadata,
@@ -38,8 +39,6 @@ import { postReport } from "./report-post.ts";
  * (the previous owner died, or the answer was lost) looks in Slack first (recover.ts): found, it
  * adopts the message; not found, it posts. Card updates are idempotent and need no mark.
  */
-
-export type PostKind = "card" | "counter" | "digest" | "reminder" | "report";
 
 /**
  * How long a lookup may keep failing for a passing reason (Slack's own trouble, a lost answer)

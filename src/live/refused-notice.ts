@@ -4,7 +4,7 @@ import { userText } from "../domain/text.ts";
 import { emptyPending } from "./digest.ts";
 import type { EventRun } from "./event-run.ts";
 import type { ChannelPosting } from "./live-record.ts";
-import type { PostKind } from "./publisher.ts";
+import type { PostKind } from "./planner.ts";
 
 /** Slack's refusals of a channel's posts, in words an organizer can act on. */
 const WHY: Readonly<Record<string, string>> = {

@@ -1,12 +1,6 @@
 import type { WebClient } from "@slack/web-api";
 import { reportText } from "../blocks/report.ts";
-import {
-  hasBegun,
-  instanceEndedAt,
-  occurrenceEnd,
-  QUIET_END_MS,
-  quietEndDue,
-} from "../domain/instance-end.ts";
+import { hasBegun, instanceEndedAt, QUIET_END_MS, quietEndDue } from "../domain/instance-end.ts";
 import type { InstanceSnapshot } from "../domain/report.ts";
 import { asLiveSub, eventOf } from "../domain/subscription.ts";
 import { fileStem, renderReport, uploadReport } from "../report-upload.ts";
@@ -16,9 +10,9 @@ import {
   isRateLimited,
   slackErrorName,
 } from "../slack-errors.ts";
-import { type Event, eventSchema } from "../upstream/events/schemas.ts";
 import type { LiveEngine } from "./engine.ts";
 import type { EventRun } from "./event-run.ts";
+import { reportDue, scheduledEndOf } from "./planner.ts";
 import { LookupThrottled } from "./post-errors.ts";
 import { lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
 import { findReport } from "./recover.ts";
@@ -111,36 +105,6 @@ export function endedAtOf(
   return instanceEndedAt(inst, end, Date.now(), engine.options.quietMs);
 }
 
-/**
- * The third way an instance ends (instance-end.ts): its occurrence's scheduled end passed and
- * nothing arrived for the quiet period after it (and after the last message). Records it, once
- * due; returns when to look again, if ever.
- */
-export function checkScheduledEnd(run: EventRun, now: number): number | undefined {
-  const inst = run.live.current();
-  const sub = run.sub?.sub;
-  if (!inst || !sub || sub.cancelled) return undefined;
-  const before = inst.endedAt;
-  const next = endIfQuiet(inst, scheduledEndOf(sub.event, inst), now, run.engine.options.quietMs);
-  if (before === undefined && inst.endedAt !== undefined) run.ended();
-  return next;
-}
-
-/** Per instance: its occurrence's scheduled end, for one event snapshot (nextAction is hot). */
-const ends = new WeakMap<InstanceLive, { event: unknown; end: number | undefined }>();
-
-/** The scheduled end of the occurrence `inst` belongs to, by the subscription's event snapshot. */
-export function scheduledEndOf(event: unknown, inst: InstanceLive): number | undefined {
-  const hit = ends.get(inst);
-  if (hit && hit.event === event) return hit.end;
-  const parsed = typeof event === "object" && event ? eventSchema.safeParse(event) : undefined;
-  // First heard of: its first state change, else (attendees only) its last message.
-  const heardAt = inst.marks[0]?.[1] ?? inst.lastAt;
-  const end = parsed?.success ? occurrenceEnd(parsed.data as Event, heardAt) : undefined;
-  ends.set(inst, { event, end });
-  return end;
-}
-
 /** Ends a begun instance whose scheduled end and last message are quietMs past; else when to look. */
 export function endIfQuiet(
   inst: InstanceLive,
@@ -157,29 +121,10 @@ export function endIfQuiet(
   return undefined;
 }
 
-/** The ended instance whose report this channel still owes, if any. */
-export function reportDue(run: EventRun, ch: string): string | undefined {
-  const c = run.channel(ch);
-  if (!c.cardTs) return undefined;
-  for (const id of run.live.order) {
-    const inst = run.live.instances.get(id);
-    if (!inst || inst.endedAt === undefined) continue;
-    if (inst.unique === 0 && inst.state === undefined) continue;
-    if (c.reported?.includes(id)) continue;
-    return id;
-  }
-  return undefined;
-}
-
 function reported(run: EventRun, ch: string, instanceId: string): void {
   const c = run.channel(ch);
   c.reported = [...(c.reported ?? []), instanceId].slice(-REPORTED_KEPT);
   delete c.reportPosting;
-}
-
-/** When a report share marked at `mark.at` has surely landed, if it was made at all. */
-export function reportSettledAt(run: EventRun, mark: { at: number }): number {
-  return mark.at + run.engine.options.shareSettleMs;
 }
 
 export async function postReport(run: EventRun, ch: string, client: WebClient): Promise<void> {
@@ -201,12 +146,12 @@ export async function postReport(run: EventRun, ch: string, client: WebClient): 
     }
     // Slack shares an upload asynchronously (its answer comes before the message): a report
     // not in the thread yet may still land. The lane looks only once it has settled (nextAction
-    // in event-run.ts); should it come earlier, it looks again then.
-    const settled = reportSettledAt(run, mark);
+    // in planner.ts); should it come earlier, it looks again then.
+    const settled = mark.at + run.engine.options.shareSettleMs;
     if (Date.now() < settled) throw new LookupThrottled(settled - Date.now(), "settling");
     delete c.reportPosting;
   }
-  const instanceId = reportDue(run, ch);
+  const instanceId = reportDue({ sub, live: run.live, channels: run.channels }, ch);
   const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
   if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
   const zone = zoneOf(sub.event);
