@@ -30,7 +30,7 @@ import {
   type PostKind,
   transitions,
 } from "./planner.ts";
-import type { ScanProgress } from "./recover.ts";
+import type { LookupMemory, PostPort } from "./post-once.ts";
 import { unblock } from "./refused-notice.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
 
@@ -48,10 +48,10 @@ export class EventRun {
   leaseUntil: number;
   inflight = 0;
   dropped = false;
-  /** Per channel: since when its lookup has failed for passing reasons (publisher's lookup). */
-  readonly lookupFailingSince = new Map<string, number>();
-  /** Where a throttled lookup stopped, per channel and kind, so it resumes there. */
-  readonly lookupProgress = new Map<string, ScanProgress>();
+  /** What lookups after a lost answer remember between turns (post-once.ts). */
+  readonly lookups: LookupMemory = { progress: new Map(), failingSince: new Map() };
+  /** What posts are handed (post-once.ts): save, may-call, lookups, a logger; never the run. */
+  readonly port: PostPort;
   /** Shutting down: lanes finish their current call (and record it), then stop. */
   stopping = false;
   idleSince: number | undefined;
@@ -82,6 +82,13 @@ export class EventRun {
     );
     this.channels = { ...(record?.channels ?? {}) } as Record<string, ChannelPosting>;
     this.leaseUntil = leaseUntil;
+    this.port = {
+      eventId,
+      save: () => this.save(),
+      mayCall: () => this.mayCall(),
+      lookups: this.lookups,
+      logger: engine.deps.logger,
+    };
   }
 
   get id(): string {

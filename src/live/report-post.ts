@@ -1,9 +1,8 @@
-import type { WebClient } from "@slack/web-api";
 import { reportText } from "../blocks/report.ts";
 import { hasBegun, instanceEndedAt, QUIET_END_MS, quietEndDue } from "../domain/instance-end.ts";
 import type { InstanceSnapshot } from "../domain/report.ts";
 import { asLiveSub, eventOf } from "../domain/subscription.ts";
-import { fileStem, renderReport, uploadReport } from "../report-upload.ts";
+import { renderReport } from "../report-upload.ts";
 import {
   isPassingRefusal,
   isPlatformError,
@@ -13,9 +12,9 @@ import {
 import type { LiveEngine } from "./engine.ts";
 import type { EventRun } from "./event-run.ts";
 import { reportDue, scheduledEndOf } from "./planner.ts";
-import { LookupThrottled } from "./post-errors.ts";
-import { lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
-import { findReport } from "./recover.ts";
+import { postOnce } from "./post-once.ts";
+import type { PostContext } from "./posts/context.ts";
+import { report, reported } from "./posts/report.ts";
 import type { InstanceLive } from "./state.ts";
 
 /**
@@ -26,9 +25,6 @@ import type { InstanceLive } from "./state.ts";
  * in the card's thread first (its files are named after the event and instance), as cards and
  * digests are (recover.ts): found, it is recorded; not found, it is posted.
  */
-
-/** Reported instance ids kept per channel (the engine keeps MAX_INSTANCES instances). */
-const REPORTED_KEPT = 10;
 
 export function snapshotOf(inst: InstanceLive): InstanceSnapshot {
   const attendees = [];
@@ -121,72 +117,40 @@ export function endIfQuiet(
   return undefined;
 }
 
-function reported(run: EventRun, ch: string, instanceId: string): void {
-  const c = run.channel(ch);
-  c.reported = [...(c.reported ?? []), instanceId].slice(-REPORTED_KEPT);
-  delete c.reportPosting;
-}
-
-export async function postReport(run: EventRun, ch: string, client: WebClient): Promise<void> {
-  const c = run.channel(ch);
+export async function postReport(run: EventRun, cx: PostContext): Promise<void> {
+  const { ch, c } = cx;
   const sub = run.sub?.sub;
-  const mark = c.reportPosting;
-  if (mark && c.cardTs) {
-    // Its upload had no recorded outcome (a crash, a lost answer): look in the thread first.
-    const cardTs = c.cardTs;
-    const found = await lookup(run, ch, "report", (progress) =>
-      methodCall(
-        findReport(client, ch, cardTs, fileStem(run.eventId, mark.instanceId), mark.at, progress),
-      ),
-    );
-    if (found) {
-      reported(run, ch, mark.instanceId);
-      await run.save();
-      return;
-    }
-    // Slack shares an upload asynchronously (its answer comes before the message): a report
-    // not in the thread yet may still land. The lane looks only once it has settled (nextAction
-    // in planner.ts); should it come earlier, it looks again then.
-    const settled = mark.at + run.engine.options.shareSettleMs;
-    if (Date.now() < settled) throw new LookupThrottled(settled - Date.now(), "settling");
-    delete c.reportPosting;
-  }
+  if (!c.cardTs) return;
   const instanceId = reportDue({ sub, live: run.live, channels: run.channels }, ch);
   const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
-  if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
-  const zone = zoneOf(sub.event);
-  const snap = { ...snapshotOf(inst), ...(zone ? { zone } : {}) };
-  const files = await renderReport(snap, Date.now(), await run.emailsShown());
-  const title = eventOf(sub)?.title ?? "event";
+  const due =
+    sub && inst && instanceId !== undefined
+      ? {
+          instanceId,
+          draw: async () => {
+            const zone = zoneOf(sub.event);
+            const snap = { ...snapshotOf(inst), ...(zone ? { zone } : {}) };
+            const files = await renderReport(snap, Date.now(), await run.emailsShown());
+            return { files, text: reportText(eventOf(sub)?.title ?? "event", files.figures) };
+          },
+        }
+      : undefined;
+  // Nothing owed and nothing left in flight: nothing to do.
+  if (!due && !c.reportPosting) return;
   try {
-    await unlessRefused(
-      uploadReport(
-        client,
-        { channel: ch, threadTs: c.cardTs },
-        fileStem(run.eventId, instanceId),
-        reportText(title, files.figures),
-        files,
-        // Marked just before the share (drawing and the byte uploads share nothing), so the
-        // mark's time is the share's: what a lookup after a lost answer waits from.
-        async () => {
-          c.reportPosting = { instanceId, at: Date.now() };
-          await markSaved(run);
-        },
-      ),
-      () => delete c.reportPosting,
-    );
+    await postOnce(run.port, ch, report(cx, c.cardTs, due, run.engine.options.shareSettleMs));
   } catch (err) {
     // A refusal (no files:write yet, uploads disabled) costs the report, not the channel's card.
     // One that passes (a limit, Slack's own trouble) is tried again, like a 429.
     // A posting limit (a locked thread) stops the thread's posts until notified again, and the
     // report waits with them (refusedPart).
-    if (!isPlatformError(err) || isRateLimited(err) || isPassingRefusal(err)) throw err;
+    if (!due || !isPlatformError(err) || isRateLimited(err) || isPassingRefusal(err)) throw err;
     if (slackErrorName(err) === "posting_to_channel_denied") throw err;
     run.engine.deps.logger.warn(
       { channel: ch, eventId: run.eventId, error: slackErrorName(err) },
       "live: Slack refused the attendance report's upload; it is not tried again",
     );
+    reported(c, due.instanceId);
+    await run.save();
   }
-  reported(run, ch, instanceId);
-  await run.save();
 }
