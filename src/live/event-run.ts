@@ -1,5 +1,5 @@
 import type { WebClient } from "@slack/web-api";
-import { EventBusyError, withEventLock } from "../domain/event-lock.ts";
+import type { Deps } from "../deps.ts";
 import { emailsOf } from "../domain/people.ts";
 import {
   asLiveSub,
@@ -9,14 +9,16 @@ import {
   mutedOf,
   noiseOf,
 } from "../domain/subscription.ts";
-import type { EventRecord, OutboxItem } from "../store/index.ts";
+import type { Metrics } from "../metrics.ts";
+import type { OutboxItem, Repository } from "../store/index.ts";
 import { type WebhookMessage, webhookMessageSchema } from "../upstream/events/schemas.ts";
 import { frozenFigures, type RenderedCard } from "./card.ts";
 import { addNotice, emptyPending } from "./digest.ts";
-import type { LiveEngine } from "./engine.ts";
-import { Lane } from "./lane.ts";
+import type { EngineOptions } from "./engine-options.ts";
+import { Lane, type LanePort } from "./lane.ts";
 import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts";
 import { LiveWriter } from "./live-writer.ts";
+import type { ChannelPacer } from "./pacer.ts";
 import {
   type Action,
   applyTransition,
@@ -31,8 +33,23 @@ import {
   transitions,
 } from "./planner.ts";
 import type { LookupMemory, PostPort } from "./post-once.ts";
-import { unblock } from "./refused-notice.ts";
+import { type Publishing, publish } from "./publisher.ts";
+import { type MirrorPort, mirrorCard, mirrorFigures } from "./record-mirror.ts";
+import { blockPosts, type RefusalPort, unblock } from "./refused-notice.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
+
+/** What a run needs of the engine that holds it (engine.ts): never a way back to the engine. */
+export interface RunHost {
+  readonly deps: Pick<Deps, "store" | "logger" | "bulkClient"> & {
+    readonly metrics: Pick<Metrics, "slackCalls">;
+  };
+  readonly options: EngineOptions;
+  readonly lives: Repository<LiveRecord>;
+  readonly sessions: Repository<string>;
+  readonly pacer: ChannelPacer;
+  /** Whether the run may still write (its lease, extended when short): engine.ts. */
+  stillOwns(run: EventRun): Promise<boolean>;
+}
 
 /**
  * One event owned by this process: its live figures (applied from the outbox in order), each
@@ -63,7 +80,7 @@ export class EventRun {
   private staff: { emails: StaffEmails; event: unknown } | undefined;
 
   constructor(
-    readonly engine: LiveEngine,
+    private readonly host: RunHost,
     readonly team: string,
     readonly eventId: string,
     record: LiveRecord | undefined,
@@ -72,9 +89,9 @@ export class EventRun {
     stored: StoredChunks,
   ) {
     this.live = live;
-    const { lives, sessions } = engine;
+    const { lives, sessions } = host;
     this.writer = new LiveWriter(
-      { lives, sessions, store: engine.deps.store },
+      { lives, sessions, store: host.deps.store },
       team,
       eventId,
       record,
@@ -87,7 +104,61 @@ export class EventRun {
       save: () => this.save(),
       mayCall: () => this.mayCall(),
       lookups: this.lookups,
-      logger: engine.deps.logger,
+      logger: host.deps.logger,
+    };
+  }
+
+  /** What a lane is handed (lane.ts): may-call, the plan, a post, a refusal; never the run. */
+  private lanePort(): LanePort {
+    return {
+      team: this.team,
+      stopped: () => this.dropped || this.stopping,
+      mayCall: () => this.mayCall(),
+      plan: (ch, lastKind) => {
+        const now = Date.now();
+        // What time made due (an instance's scheduled end) is a step of its own, taken first.
+        this.advance(now);
+        return this.nextAction(ch, lastKind, now);
+      },
+      post: async (ch, kind) => {
+        this.inflight++;
+        try {
+          await publish(this.publishing, ch, kind);
+        } finally {
+          this.inflight--;
+        }
+      },
+      refused: (ch, error, part) => blockPosts(this.refusals, ch, error, part),
+      pacer: this.host.pacer,
+      logger: this.host.deps.logger,
+      metrics: this.host.deps.metrics,
+    };
+  }
+
+  /** What a post reads and calls (publisher.ts). */
+  private get publishing(): Publishing {
+    return {
+      port: this.port,
+      model: this.model,
+      channel: (ch) => this.channel(ch),
+      client: () => this.client(),
+      emailsShown: () => this.emailsShown(),
+      mirrorCard: (ch, ts) => this.mirrorCard(ch, ts),
+      shareSettleMs: this.host.options.shareSettleMs,
+    };
+  }
+
+  /** What a refusal's bookkeeping needs (refused-notice.ts). */
+  private get refusals(): RefusalPort {
+    return {
+      team: this.team,
+      eventId: this.eventId,
+      sub: this.sub?.sub,
+      channel: (ch) => this.channel(ch),
+      save: () => this.save(),
+      client: () => this.client(),
+      store: this.host.deps.store,
+      logger: this.host.deps.logger,
     };
   }
 
@@ -97,7 +168,7 @@ export class EventRun {
 
   mayCall(): boolean {
     if (this.dropped || this.stopping) return false;
-    return Date.now() < this.leaseUntil - this.engine.options.leaseMs / 4;
+    return Date.now() < this.leaseUntil - this.host.options.leaseMs / 4;
   }
 
   channel(ch: string): ChannelPosting {
@@ -127,7 +198,7 @@ export class EventRun {
       this.queued = undefined;
       // Fenced: a run whose lease is no longer surely its own writes nothing (the new owner's
       // state would be overwritten by older state), however long its event loop stalled.
-      if (!(await this.engine.stillOwns(this))) return;
+      if (!(await this.host.stillOwns(this))) return;
       await this.writer.write(this.live, this.channels);
     });
     this.queued = p;
@@ -141,7 +212,7 @@ export class EventRun {
   }
 
   async readSub(subscriptionId: string | undefined): Promise<void> {
-    const deps = this.engine.deps;
+    const deps = this.host.deps;
     const id = subscriptionId ?? this.sub?.id;
     if (!id) return;
     const sub = await deps.store.subscriptions.get(id);
@@ -204,7 +275,7 @@ export class EventRun {
   }
 
   private get settings(): PlanSettings {
-    const { digestEveryMs, quietMs, shareSettleMs } = this.engine.options;
+    const { digestEveryMs, quietMs, shareSettleMs } = this.host.options;
     return { digestEveryMs, quietMs, shareSettleMs };
   }
 
@@ -240,7 +311,7 @@ export class EventRun {
     for (const ch of this.channelsToServe()) {
       let lane = this.lanes.get(ch);
       if (!lane) {
-        lane = new Lane(this, ch);
+        lane = new Lane(this.lanePort(), ch);
         this.lanes.set(ch, lane);
       }
       lane.wake();
@@ -264,81 +335,28 @@ export class EventRun {
   }
 
   async client(): Promise<WebClient> {
-    return this.engine.deps.bulkClient(this.team);
+    return this.host.deps.bulkClient(this.team);
   }
 
   async emailsShown(): Promise<boolean> {
     const now = Date.now();
     if (this.showEmails && now - this.showEmails.at < 5_000) return this.showEmails.value;
-    const s = await this.engine.deps.store.settings.getOrDefault(this.team);
+    const s = await this.host.deps.store.settings.getOrDefault(this.team);
     this.showEmails = { value: s.privacy.showAttendeeEmails, at: now };
     return this.showEmails.value;
   }
 
-  /**
-   * Read-modify-write of the shared event record, only under the event's lock (domain/event-lock)
-   * so it cannot undo a notify or mute; when the lock stays busy it is skipped: what it records is
-   * informational and the next change records it again.
-   */
-  private async updateRecord(
-    what: string,
-    change: (rec: EventRecord) => EventRecord | undefined,
-  ): Promise<void> {
-    const deps = this.engine.deps;
-    if (this.dropped) return;
-    try {
-      // A notify holds the lock for a moment; wait for it rather than skip the first card.
-      await withEventLock(
-        deps,
-        this.team,
-        this.eventId,
-        async () => {
-          const rec = await deps.store.events.get(this.team, this.eventId);
-          const next = rec ? change(rec) : undefined;
-          if (next) await deps.store.events.put(next);
-        },
-        { waitMs: 5_000 },
-      );
-    } catch (err) {
-      if (err instanceof EventBusyError) return;
-      deps.logger.warn({ err }, `live: ${what} not recorded on the event`);
-    }
-  }
-
   /** The shared event record keeps the card per channel (DESIGN.md data table). */
-  async mirrorCard(ch: string, ts: string): Promise<void> {
-    await this.updateRecord("card", (rec) =>
-      rec.cards[ch]?.ts === ts
-        ? undefined
-        : { ...rec, cards: { ...rec.cards, [ch]: { ts, threadTs: ts } } },
-    );
+  mirrorCard(ch: string, ts: string): Promise<void> {
+    return mirrorCard(this.mirror, ch, ts);
   }
 
-  /**
-   * State per instance and figures on the shared event record, on state changes and ends only:
-   * the instances this run knows, each with when it ended (instance-end.ts), if it has.
-   */
-  private async mirrorFigures(): Promise<void> {
-    const mirrored: Record<string, EventRecord["instances"][string]> = {};
-    const at = Date.now();
-    for (const id of this.live.order) {
-      const inst = this.live.instances.get(id);
-      if (!inst?.state) continue;
-      mirrored[id] = {
-        state: inst.state,
-        present: inst.present,
-        peak: inst.peak,
-        unique: inst.unique,
-        // The current instance is the newest: readers that sort by it find it first.
-        updatedAt: id === this.live.current()?.id ? at : Math.min(at - 1, inst.lastAt),
-        ...(inst.endedAt !== undefined ? { endedAt: inst.endedAt } : {}),
-      };
-    }
-    if (Object.keys(mirrored).length === 0) return;
-    await this.updateRecord("figures", (rec) => ({
-      ...rec,
-      instances: { ...rec.instances, ...mirrored },
-    }));
+  private mirrorFigures(): Promise<void> {
+    return mirrorFigures(this.mirror, this.live);
+  }
+
+  private get mirror(): MirrorPort {
+    return { deps: this.host.deps, team: this.team, eventId: this.eventId, dropped: this.dropped };
   }
 
   /** The quiet rule ended the current instance: kept, and the shared record says so. */

@@ -1,3 +1,5 @@
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
 import {
   isPassingRefusal,
   isPlatformError,
@@ -6,11 +8,10 @@ import {
   retryAfterMs,
   slackErrorName,
 } from "../slack-errors.ts";
-import type { EventRun } from "./event-run.ts";
-import type { PostKind } from "./planner.ts";
+import type { ChannelPacer } from "./pacer.ts";
+import type { Action, PostKind } from "./planner.ts";
 import { LookupThrottled, NotOwner } from "./post-errors.ts";
-import { publish } from "./publisher.ts";
-import { blockPosts, refusedPart } from "./refused-notice.ts";
+import { refusedPart } from "./refused-notice.ts";
 
 /** The pause after a refusal that passes, doubling while they repeat, up to a minute. */
 const PASSING_FIRST_MS = 1_000;
@@ -18,6 +19,23 @@ const PASSING_MAX_MS = 60_000;
 /** After a call that got no answer: the first wait, and the longest. */
 const FAILED_FIRST_MS = 2_000;
 const FAILED_MAX_MS = 10_000;
+
+/** What a lane is handed by its event's runner (event-run.ts): never the runner itself. */
+export interface LanePort {
+  readonly team: string;
+  /** Dropped or shutting down: the lane finishes its current call, then stops. */
+  stopped(): boolean;
+  mayCall(): boolean;
+  /** What the channel needs next (the runner takes the time-driven step first). */
+  plan(channel: string, lastKind: PostKind | undefined): Action | undefined;
+  /** Posts one of `kind` through the exactly-once protocol (publisher.ts). */
+  post(channel: string, kind: PostKind): Promise<void>;
+  /** Slack refuses the channel (or its thread) for good: it stops until notified again. */
+  refused(channel: string, error: string, part: "card" | "thread"): Promise<void>;
+  readonly pacer: ChannelPacer;
+  readonly logger: Logger;
+  readonly metrics: Pick<Metrics, "slackCalls">;
+}
 
 /**
  * One event's posting to one channel: takes the channel's turn from the shared pacer, asks the
@@ -41,7 +59,7 @@ export class Lane {
   private sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
   constructor(
-    private readonly run: EventRun,
+    private readonly run: LanePort,
     readonly channel: string,
   ) {}
 
@@ -50,10 +68,10 @@ export class Lane {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.running || this.run.dropped) return;
+    if (this.running || this.run.stopped()) return;
     this.running = true;
     this.done = this.loop()
-      .catch((err: unknown) => this.run.engine.deps.logger.error({ err }, "live: lane failed"))
+      .catch((err: unknown) => this.run.logger.error({ err }, "live: lane failed"))
       .finally(() => {
         this.running = false;
       });
@@ -98,10 +116,7 @@ export class Lane {
 
   /** The next post due, or undefined after arranging a later wake (or when nothing is due). */
   private due(): PostKind | undefined {
-    const now = Date.now();
-    // What time made due (an instance's scheduled end) is a step of its own, taken before asking.
-    this.run.advance(now);
-    const action = this.run.nextAction(this.channel, this.lastKind, now);
+    const action: Action | undefined = this.run.plan(this.channel, this.lastKind);
     if (!action) return undefined;
     if (action.kind === "wait") {
       this.wakeAt(action.until);
@@ -112,8 +127,9 @@ export class Lane {
 
   private async loop(): Promise<void> {
     const run = this.run;
-    const { deps, pacer } = run.engine;
-    while (!run.dropped && !run.stopping) {
+    const { logger, metrics, pacer } = run;
+    const deps = { logger, metrics };
+    while (!run.stopped()) {
       const wait = this.nextAt - Date.now();
       if (wait > 0) {
         await this.sleep(wait);
@@ -125,15 +141,14 @@ export class Lane {
       const turn = await pacer.acquire(
         run.team,
         this.channel,
-        () => run.dropped || run.stopping || !run.mayCall(),
+        () => run.stopped() || !run.mayCall(),
       );
       if (!turn) return;
       // The wait may have been long: what is due now is what goes out.
       const kind = this.due();
       if (!kind) return;
-      run.inflight++;
       try {
-        await publish(run, this.channel, kind);
+        await run.post(this.channel, kind);
         this.lastKind = kind;
         this.passing = 0;
         deps.metrics.slackCalls.inc({ method: `bulk.${kind}`, outcome: "ok" });
@@ -144,7 +159,7 @@ export class Lane {
         this.lastKind = kind;
         if (err instanceof NoInstallationError) {
           // Uninstalled: nothing can be posted or deleted there any more.
-          await blockPosts(run, this.channel, "not_installed", "card");
+          await run.refused(this.channel, "not_installed", "card");
         } else if (err instanceof LookupThrottled) {
           this.nextAt = Date.now() + err.retryAfterMs;
           deps.logger.info(
@@ -182,7 +197,7 @@ export class Lane {
           // (or, a thread post refused for its thread, to the card's thread) until someone
           // notifies it again.
           const error = slackErrorName(err) ?? "refused";
-          await blockPosts(run, this.channel, error, refusedPart(kind, error));
+          await run.refused(this.channel, error, refusedPart(kind, error));
         } else {
           // No answer (a timeout, a 5xx, the network) or our own trouble: again in 2 s, then
           // longer while it repeats (up to 10 s), so a long outage is not asked every 2 s.
@@ -194,8 +209,6 @@ export class Lane {
             "live: Slack call failed; will retry",
           );
         }
-      } finally {
-        run.inflight--;
       }
     }
   }

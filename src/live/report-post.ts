@@ -1,29 +1,25 @@
-import { reportText } from "../blocks/report.ts";
 import { hasBegun, instanceEndedAt, QUIET_END_MS, quietEndDue } from "../domain/instance-end.ts";
 import type { InstanceSnapshot } from "../domain/report.ts";
-import { asLiveSub, eventOf } from "../domain/subscription.ts";
-import { renderReport } from "../report-upload.ts";
-import {
-  isPassingRefusal,
-  isPlatformError,
-  isRateLimited,
-  slackErrorName,
-} from "../slack-errors.ts";
-import type { LiveEngine } from "./engine.ts";
-import type { EventRun } from "./event-run.ts";
-import { reportDue, scheduledEndOf } from "./planner.ts";
-import { postOnce } from "./post-once.ts";
-import type { PostContext } from "./posts/context.ts";
-import { report, reported } from "./posts/report.ts";
-import type { InstanceLive } from "./state.ts";
+import { asLiveSub, type LiveSubscription } from "../domain/subscription.ts";
+import type { Store } from "../store/index.ts";
+import { scheduledEndOf } from "./planner.ts";
+import type { EventLive, InstanceLive } from "./state.ts";
+
+/** Where the figures of an event are read: its owner's memory here, else the store (engine.ts). */
+export interface FiguresSource {
+  readonly runs: ReadonlyMap<
+    string,
+    { readonly live: EventLive; readonly sub: { sub: LiveSubscription } | undefined }
+  >;
+  loadLive(team: string, eventId: string): Promise<{ live: EventLive }>;
+  readonly deps: { readonly store: Pick<Store, "events" | "subscriptions"> };
+  readonly options: { readonly quietMs: number };
+}
 
 /**
- * The attendance report in the card's thread, posted once per instance and channel when the
- * instance ends. "Once" holds across a crash and across processes sharing a store: only the
- * event's owner posts (its lease), and the channel's live record names the instances reported.
- * A report whose upload had no recorded outcome (a kill mid-upload, a lost answer) is looked for
- * in the card's thread first (its files are named after the event and instance), as cards and
- * digests are (recover.ts): found, it is recorded; not found, it is posted.
+ * An instance as the attendance report and the figures other surfaces show see it: its
+ * snapshot, the event's zone, and when it ended (the quiet rule applied now when the owner has
+ * not recorded it yet). Posting the report is a post kind like the others (posts/report.ts).
  */
 
 export function snapshotOf(inst: InstanceLive): InstanceSnapshot {
@@ -48,7 +44,7 @@ export function snapshotOf(inst: InstanceLive): InstanceSnapshot {
 
 /** The current instance's snapshot: the owner's memory if this process owns the event, else the store's. */
 export async function engineSnapshot(
-  engine: LiveEngine,
+  engine: FiguresSource,
   team: string,
   eventId: string,
 ): Promise<InstanceSnapshot | undefined> {
@@ -73,7 +69,7 @@ export function zoneOf(event: unknown): string | undefined {
 
 /** The subscription's copy of the event: the owner's, else the store's. */
 export async function eventSnapshotOf(
-  engine: LiveEngine,
+  engine: FiguresSource,
   team: string,
   eventId: string,
 ): Promise<unknown> {
@@ -91,7 +87,7 @@ export async function eventSnapshotOf(
  * due and the owner's lane recording it, or with no owner yet) the rule applied now.
  */
 export function endedAtOf(
-  engine: LiveEngine,
+  engine: FiguresSource,
   inst: InstanceLive,
   /** The subscription's copy of the event (eventSnapshotOf). */
   event: unknown,
@@ -115,42 +111,4 @@ export function endIfQuiet(
   inst.endedAt = at;
   inst.marks.push(["ENDED", at]);
   return undefined;
-}
-
-export async function postReport(run: EventRun, cx: PostContext): Promise<void> {
-  const { ch, c } = cx;
-  const sub = run.sub?.sub;
-  if (!c.cardTs) return;
-  const instanceId = reportDue({ sub, live: run.live, channels: run.channels }, ch);
-  const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
-  const due =
-    sub && inst && instanceId !== undefined
-      ? {
-          instanceId,
-          draw: async () => {
-            const zone = zoneOf(sub.event);
-            const snap = { ...snapshotOf(inst), ...(zone ? { zone } : {}) };
-            const files = await renderReport(snap, Date.now(), await run.emailsShown());
-            return { files, text: reportText(eventOf(sub)?.title ?? "event", files.figures) };
-          },
-        }
-      : undefined;
-  // Nothing owed and nothing left in flight: nothing to do.
-  if (!due && !c.reportPosting) return;
-  try {
-    await postOnce(run.port, ch, report(cx, c.cardTs, due, run.engine.options.shareSettleMs));
-  } catch (err) {
-    // A refusal (no files:write yet, uploads disabled) costs the report, not the channel's card.
-    // One that passes (a limit, Slack's own trouble) is tried again, like a 429.
-    // A posting limit (a locked thread) stops the thread's posts until notified again, and the
-    // report waits with them (refusedPart).
-    if (!due || !isPlatformError(err) || isRateLimited(err) || isPassingRefusal(err)) throw err;
-    if (slackErrorName(err) === "posting_to_channel_denied") throw err;
-    run.engine.deps.logger.warn(
-      { channel: ch, eventId: run.eventId, error: slackErrorName(err) },
-      "live: Slack refused the attendance report's upload; it is not tried again",
-    );
-    reported(c, due.instanceId);
-    await run.save();
-  }
 }
