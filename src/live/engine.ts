@@ -1,7 +1,8 @@
+import { backoffMs } from "../backoff.ts";
 import type { Deps } from "../deps.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import type { Metrics } from "../metrics.ts";
-import type { OutboxItem, Repository } from "../store/index.ts";
+import type { Repository } from "../store/index.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
 import { EventLeases } from "./leases.ts";
@@ -12,6 +13,7 @@ import {
   loadEventLive,
   sessionsRepo,
 } from "./live-record.ts";
+import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 
@@ -155,7 +157,7 @@ export class LiveEngine {
 
   private pollDelay(): number {
     const { pollMs, maxPollMs } = this.options;
-    return Math.min(maxPollMs, pollMs * 2 ** Math.min(this.emptyReads, 16));
+    return backoffMs({ firstMs: pollMs, maxMs: maxPollMs }, this.emptyReads);
   }
 
   /** Resolves when the current turn (if any) has finished; for tests and shutdown. */
@@ -202,28 +204,26 @@ export class LiveEngine {
     const rows = await this.deps.store.outbox.list(this.options.batch);
     this.deps.metrics.queueDepth.set({ queue: "outbox" }, rows.length);
     this.emptyReads = rows.length === 0 ? this.emptyReads + 1 : 0;
-    const groups = new Map<string, Array<{ id: string; item: OutboxItem }>>();
+    const groups = new Map<string, OutboxEntry[]>();
     for (const row of rows) {
-      const eventId =
-        row.item.eventId ??
-        ((row.item.message as { eventId?: unknown } | undefined)?.eventId as string | undefined);
-      if (!eventId) {
+      const entry = entryOf(row.id, row.item);
+      if (!entry.eventId) {
         await this.deps.store.outbox.remove(row.id);
         continue;
       }
-      const key = `${row.item.team}:${eventId}`;
+      const key = `${entry.team}:${entry.eventId}`;
       let g = groups.get(key);
       if (!g) {
         g = [];
         groups.set(key, g);
       }
-      g.push(row);
+      g.push(entry);
     }
     for (const [key, items] of groups) {
       const first = items[0];
       if (!first) continue;
-      const eventId = key.slice(first.item.team.length + 1);
-      const run = await this.acquire(first.item.team, eventId);
+      const eventId = key.slice(first.team.length + 1);
+      const run = await this.acquire(first.team, eventId);
       if (!run) continue;
       await this.mark(run);
       await run.ingest(items);

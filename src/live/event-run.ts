@@ -1,23 +1,16 @@
 import type { WebClient } from "@slack/web-api";
 import type { Deps } from "../deps.ts";
 import { emailsOf } from "../domain/people.ts";
-import {
-  asLiveSub,
-  eventOf,
-  isRefresh,
-  type LiveSubscription,
-  mutedOf,
-  noiseOf,
-} from "../domain/subscription.ts";
+import { asLiveSub, eventOf, type LiveSubscription, noiseOf } from "../domain/subscription.ts";
 import type { Metrics } from "../metrics.ts";
-import type { OutboxItem, Repository } from "../store/index.ts";
-import { type WebhookMessage, webhookMessageSchema } from "../upstream/events/schemas.ts";
+import type { Repository } from "../store/index.ts";
 import { frozenFigures, type RenderedCard } from "./card.ts";
 import { addNotice, emptyPending } from "./digest.ts";
 import type { EngineOptions } from "./engine-options.ts";
 import { Lane, type LanePort } from "./lane.ts";
 import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts";
 import { LiveWriter } from "./live-writer.ts";
+import type { OutboxEntry } from "./outbox-entry.ts";
 import type { ChannelPacer } from "./pacer.ts";
 import {
   type Action,
@@ -225,27 +218,25 @@ export class EventRun {
   }
 
   /** Applies a batch in order; the caller removes the items once this has resolved. */
-  async ingest(items: Array<{ id: string; item: OutboxItem }>): Promise<void> {
-    const ids = [...new Set(items.map((i) => i.item.subscriptionId))];
+  async ingest(items: readonly OutboxEntry[]): Promise<void> {
+    const ids = [...new Set(items.map((i) => i.subscriptionId))];
     // The newest subscription id of the batch is the one that counts for channels.
     for (const id of ids) await this.readSub(id);
     let stateChanged = false;
-    for (const { item } of items) {
-      const muted = mutedOf(item.message);
-      if (muted) {
+    for (const item of items) {
+      if (item.kind === "refresh" && item.muted) {
         // Its card says so once, with the figures of this moment, and is then left alone.
-        const c = this.channel(muted.channel);
-        if (c.cardTs) c.muted = { event: muted.event, figures: frozenFigures(this.live) };
+        const c = this.channel(item.muted.channel);
+        if (c.cardTs) c.muted = { event: item.muted.event, figures: frozenFigures(this.live) };
       }
       const sub = this.sub?.id === item.subscriptionId ? this.sub.sub : undefined;
       if (!sub || sub.cancelled || sub.gone) continue;
-      if (isRefresh(item.message)) {
+      if (item.kind === "refresh") {
         for (const ch of sub.channels) unblock(this.channel(ch));
         continue;
       }
-      const parsed = webhookMessageSchema.safeParse(item.message);
-      if (!parsed.success) continue;
-      const msg: WebhookMessage = parsed.data;
+      if (item.kind !== "webhook") continue;
+      const msg = item.message;
       const before = this.live.current();
       const beforeState = before?.state;
       const beforeEnded = before?.endedAt;
