@@ -32,6 +32,7 @@ import { HAVE_POSTGRES_CLUSTER, startPostgresCluster } from "../test/helpers/ser
 import { checkpointRows } from "./checkpoint.ts";
 import { floorIngest } from "./floor.ts";
 import { redisKeyspaceRows } from "./keyspace.ts";
+import { liveScheduleCostRows } from "./live-schedule.ts";
 import { reportRows } from "./report.ts";
 import { subscribe } from "./subscribe.ts";
 
@@ -254,6 +255,9 @@ async function main(): Promise<void> {
     sqliteCheckpoints,
     redisKeyspace,
     attendanceReport,
+    function liveScheduleCost() {
+      return liveScheduleCostRows(rows);
+    },
     ...extra,
   ].filter((s) => !only || only.includes(s.name));
   for (const step of steps) {

@@ -43,6 +43,12 @@ export interface SubscribeArgs {
   noise?: NoiseLevel;
   /** Minutes before the start; default [60, 10]. */
   remindersMin?: number[];
+  /**
+   * What the caller already loaded (a schedule: the record it built, not stored yet, and the
+   * event it just GOT): reused, so subscribing reads and GETs nothing again. `stored` is set
+   * once the record, with the subscription, is written.
+   */
+  loaded?: { record: EventRecord; event: Event; link: UserLink; stored: boolean };
 }
 
 export async function fetchAs(deps: Deps, record: EventRecord, link: UserLink): Promise<Event> {
@@ -134,11 +140,19 @@ export async function subscribeChannel(deps: Deps, args: SubscribeArgs): Promise
 }
 
 async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
-  const record = await deps.store.events.get(args.team, args.eventId);
+  const loaded = args.loaded;
+  const record = loaded?.record ?? (await deps.store.events.get(args.team, args.eventId));
   if (!record) throw unknownEvent(args.eventId);
   if (record.cancelled) throw cancelledEvent();
-  const link = await organizerLink(deps, record);
-  const event = await fetchAs(deps, record, link);
+  const link = loaded?.link ?? (await organizerLink(deps, record));
+  const event = loaded?.event ?? (await fetchAs(deps, record, link));
+  // The engine schedules (and later moves or deletes) the reminders, paced with the channel's
+  // posts and honouring any Retry-After; here they are only asked for.
+  const mins = args.remindersMin ?? [...DEFAULT_REMINDERS_MIN];
+  const withMins = (s: LiveSubscription): LiveSubscription => {
+    const { [args.channel]: old, ...others } = s.reminders ?? {};
+    return { ...s, reminders: { ...others, [args.channel]: { ...old, mins } } };
+  };
   await joinChannel(deps, args.team, args.channel);
   const existing = await subscriptionOf(deps, record);
   const noise = args.noise ?? existing?.sub.channelNoise?.[args.channel] ?? DEFAULT_NOISE;
@@ -146,19 +160,19 @@ async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
   let sub: LiveSubscription;
   if (existing && !existing.sub.cancelled) {
     subId = existing.id;
-    sub = {
+    sub = withMins({
       ...existing.sub,
       channels: existing.sub.channels.includes(args.channel)
         ? existing.sub.channels
         : [...existing.sub.channels, args.channel],
       channelNoise: { ...existing.sub.channelNoise, [args.channel]: noise },
       event: publicEvent(event),
-    };
+    });
     await putSub(deps, subId, sub);
   } else {
     subId = randomBytes(18).toString("base64url");
     const secret = randomBytes(32).toString("base64url");
-    sub = {
+    sub = withMins({
       team: args.team,
       eventId: args.eventId,
       channels: [args.channel],
@@ -169,7 +183,7 @@ async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
       event: publicEvent(event),
       createdBy: args.user,
       createdAt: deps.now(),
-    } satisfies Subscription & LiveSubscription;
+    } satisfies Subscription & LiveSubscription);
     // Stored first: a message delivered right after registration must find it.
     await putSub(deps, subId, sub);
     try {
@@ -186,19 +200,20 @@ async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
       deps.live.forgetSubscription(subId);
       throw err;
     }
-    const fresh = (await deps.store.events.get(args.team, args.eventId)) ?? record;
+    // A record the caller has not stored yet is this one; a stored one is read again, under
+    // the lock, so nothing written since is undone.
+    const fresh =
+      loaded && !loaded.stored
+        ? record
+        : ((await deps.store.events.get(args.team, args.eventId)) ?? record);
     await deps.store.events.put({
       ...fresh,
       subscriptions: [...fresh.subscriptions.filter((s) => s !== subId), subId],
       updatedAt: deps.now(),
     });
+    // The caller learns its record is stored (and must not write it again over this).
+    if (loaded) loaded.stored = true;
   }
-  // The engine schedules (and later moves or deletes) the reminders, paced with the channel's
-  // posts and honouring any Retry-After; here they are only asked for.
-  const mins = args.remindersMin ?? [...DEFAULT_REMINDERS_MIN];
-  const { [args.channel]: old, ...others } = sub.reminders ?? {};
-  sub = { ...sub, reminders: { ...others, [args.channel]: { ...old, mins } } };
-  await putSub(deps, subId, sub);
   await refresh(deps, args.team, args.eventId, subId);
 }
 
