@@ -41,7 +41,7 @@ export type { LiveEngineOptions };
 
 /**
  * What the engine uses: the store, its own Slack clients, a logger, two metrics, the clock. In a
- * worker thread (thread.ts) these are the thread's own; inline they are the app's.
+ * worker thread (worker.ts) these are the thread's own; inline they are the app's.
  */
 export type EngineDeps = Pick<Deps, "store" | "logger" | "bulkClient" | "now" | "onClose"> & {
   readonly metrics: Pick<Metrics, "slackCalls" | "queueDepth">;
