@@ -8,6 +8,8 @@ import { firstCard } from "../../../src/live/posts/card.ts";
 import type { PostContext } from "../../../src/live/posts/context.ts";
 import { counter } from "../../../src/live/posts/counter.ts";
 import { digest } from "../../../src/live/posts/digest.ts";
+import { reminder } from "../../../src/live/posts/reminder.ts";
+import type { WantedReminder } from "../../../src/live/reminders.ts";
 
 /**
  * The exactly-once protocol (src/live/post-once.ts) with each post kind's spec, with no Slack
@@ -198,5 +200,61 @@ describe("one exactly-once protocol for every post kind", () => {
     const cx = { ...first.cx, client: refusing };
     await expect(postOnce(cx.port, "C1", firstCard(cx, card))).rejects.toThrow(/not_in_channel/);
     expect(first.c.cardPosting).toBeUndefined();
+  });
+
+  describe("a reminder (chat.scheduleMessage)", () => {
+    const wanted: WantedReminder = { key: "k1", postAt: 2_000_000_000, text: "Starts in 10 min" };
+    function scheduler() {
+      const held: Array<{ id: string; post_at: number; text: string }> = [];
+      let crash: "before-call" | "after-call" | undefined;
+      const client = {
+        chat: {
+          scheduleMessage: async (a: { post_at: number; text: string }) => {
+            if (crash === "before-call") {
+              crash = undefined;
+              throw new Crash("died before the call");
+            }
+            const id = `Q${held.length + 1}`;
+            held.push({ id, post_at: a.post_at, text: a.text });
+            if (crash === "after-call") {
+              crash = undefined;
+              throw new Crash("died after the call");
+            }
+            return { ok: true, scheduled_message_id: id };
+          },
+          scheduledMessages: {
+            list: async () => ({ ok: true, scheduled_messages: held }),
+          },
+        },
+      } as unknown as WebClient;
+      return { held, client, crashAt: (at: typeof crash) => (crash = at) };
+    }
+
+    for (const crash of ["before-call", "after-call", "before-record"] as const) {
+      it(`a crash ${crash} leaves exactly one scheduled`, async () => {
+        const slack = scheduler();
+        const stillWanted = (key: string) => (key === wanted.key ? wanted : undefined);
+        const start = JSON.stringify({ pending: emptyPending(), seq: 0 });
+        const fake = fakeSlack();
+        const first = owner(start, fake, crash === "before-record" ? 2 : undefined);
+        if (crash !== "before-record") slack.crashAt(crash);
+        const cx1 = { ...first.cx, client: slack.client };
+        await expect(
+          postOnce(cx1.port, "C1", reminder(cx1, wanted, stillWanted)),
+        ).rejects.toBeInstanceOf(Crash);
+        const next = owner(first.store.saved, fake);
+        const cx2 = { ...next.cx, client: slack.client };
+        // The next owner settles the mark first: found, adopted; not found, left to the next turn.
+        const settled = await postOnce(cx2.port, "C1", reminder(cx2, undefined, stillWanted));
+        expect(settled).toBe(crash === "before-call" ? "later" : "adopted");
+        if (settled === "later") {
+          expect(await postOnce(cx2.port, "C1", reminder(cx2, wanted, stillWanted))).toBe("posted");
+        }
+        expect(slack.held).toHaveLength(1);
+        const c = JSON.parse(next.store.saved) as ChannelPosting;
+        expect(c.reminders).toEqual([{ id: slack.held[0]?.id, postAt: wanted.postAt, key: "k1" }]);
+        expect(c.reminderPosting).toBeUndefined();
+      });
+    }
   });
 });
