@@ -13,6 +13,7 @@ import {
   ingestSqliteNoWorker,
 } from "./rows/ingest.ts";
 import { redisKeyspaceRows } from "./rows/keyspace.ts";
+import { liveScheduleCostRows } from "./rows/live-schedule.ts";
 import { reportRows } from "./rows/report.ts";
 import { singleFlightRows } from "./rows/single-flight.ts";
 import { slashCommandRows } from "./rows/slash-command.ts";
@@ -32,4 +33,5 @@ export const GROUPS: readonly RowGroup[] = [
   { name: "sqliteCheckpoints", run: checkpointRows },
   { name: "redisKeyspace", run: redisKeyspaceRows },
   { name: "attendanceReport", run: reportRows },
+  { name: "liveScheduleCost", run: liveScheduleCostRows },
 ];

@@ -4,16 +4,14 @@ import type { Event } from "../upstream/events/schemas.ts";
 import { withUserToken } from "./access.ts";
 import { actorName, audit } from "./audit.ts";
 import type { Actor } from "./directory.ts";
+import { loadManaged, markGone, onEventCancelled } from "./event-lifecycle.ts";
 import {
   afterChange,
   goneEvent,
-  loadManaged,
   manageableRecord,
-  markGone,
   organizerLink,
   patchRecord,
 } from "./event-record.ts";
-import { onEventCancelled } from "./subscriptions.ts";
 import { userText } from "./text.ts";
 
 /** The event a cancel confirmation shows, for an actor who may cancel it. */

@@ -10,9 +10,9 @@ import {
   PEOPLE_PICKER_MAX,
   valuesFromEvent,
 } from "./event-draft.ts";
-import { afterChange, loadManaged, patchRecord, timesOf } from "./event-record.ts";
+import { loadManaged, onEventEdited } from "./event-lifecycle.ts";
+import { afterChange, patchRecord, timesOf } from "./event-record.ts";
 import { emailsOf, emailsToSlackUsers, slackUsersToPeople } from "./people.ts";
-import { onEventEdited } from "./subscriptions.ts";
 import { isTooLong, userText } from "./text.ts";
 
 /** What the edit form starts with: the event as the service has it now. */

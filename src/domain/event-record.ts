@@ -1,12 +1,9 @@
 import type { Deps } from "../deps.ts";
 import type { EventRecord, UserLink } from "../store/index.ts";
-import { EventsError } from "../upstream/errors.ts";
 import type { Event } from "../upstream/events/schemas.ts";
-import { withUserToken } from "./access.ts";
 import type { Actor } from "./directory.ts";
 import { USER_ERROR_CODES, UserFacingError } from "./errors.ts";
-import { EventBusyError, type EventLockOptions, withEventLock } from "./event-lock.ts";
-import { onEventGone } from "./subscriptions.ts";
+import { type EventLockOptions, withEventLock } from "./event-lock.ts";
 import { escapeMrkdwn, truncate } from "./text.ts";
 
 /**
@@ -125,54 +122,6 @@ export async function patchRecord(
     },
     lock,
   );
-}
-
-/** GET with the organizer's token; the record learns the fresh title and times. */
-export async function fetchEvent(deps: Deps, record: EventRecord, link: UserLink): Promise<Event> {
-  let event: Event;
-  try {
-    event = await withUserToken(deps, record.team, link, (t) =>
-      deps.events.getEvent(t.accessToken, t.userId, record.eventId),
-    );
-  } catch (err) {
-    // The service says it has no such event: it is gone for good, and every surface says so.
-    if (!(err instanceof EventsError && err.status === 404)) throw err;
-    await markGone(deps, record.team, record.eventId);
-    throw goneEvent(record.title);
-  }
-  const known = timesOf(event);
-  if (Object.entries(known).some(([k, v]) => record[k] !== v)) {
-    // Only a cache of the event's times: when someone holds the record, the next read refreshes
-    // it instead of making this one wait.
-    await patchRecord(deps, record.team, record.eventId, known, { waitMs: 0 }).catch(
-      (err: unknown) => {
-        if (!(err instanceof EventBusyError)) throw err;
-      },
-    );
-  }
-  return event;
-}
-
-/**
- * Marks the event gone (the events service answered 404 for it): the record is kept and marked,
- * its subscription marked so its cards say so and its reminders go. Idempotent.
- */
-export async function markGone(deps: Deps, team: string, eventId: string): Promise<void> {
-  await patchRecord(deps, team, eventId, { gone: true });
-  await onEventGone(deps, team, eventId);
-  deps.logger.info({ team, eventId }, "the events service no longer has this event: marked gone");
-}
-
-/** The event's record, organizer link and current upstream copy, for an actor who may manage it. */
-export async function loadManaged(
-  deps: Deps,
-  actor: Actor,
-  eventId: string,
-): Promise<{ record: EventRecord; link: UserLink; event: Event }> {
-  const record = await manageableRecord(deps, actor, eventId);
-  const link = await organizerLink(deps, record, actor);
-  const event = await fetchEvent(deps, record, link);
-  return { record, link, event };
 }
 
 /**

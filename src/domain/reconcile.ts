@@ -4,9 +4,9 @@ import { type EventRecord, eventRepo } from "../store/index.ts";
 import { EventsError } from "../upstream/errors.ts";
 import type { Event } from "../upstream/events/schemas.ts";
 import { withUserToken } from "./access.ts";
-import { markGone } from "./event-record.ts";
+import { markGone, onEventCancelled, onEventEdited, onEventGone } from "./event-lifecycle.ts";
 import { publicEvent } from "./subscription.ts";
-import { onEventCancelled, onEventEdited, onEventGone, subscriptionOf } from "./subscriptions.ts";
+import { subscriptionOf } from "./subscriptions.ts";
 
 /**
  * At start, asks the events service about every event On Air still treats as alive, and marks

@@ -87,8 +87,10 @@ export async function scheduleEvent(
     instances: {},
     createdAt: deps.now(),
   };
-  await deps.store.events.put(record);
   const out: Scheduled = { event, missing: [...panelists.missing, ...moderators.missing] };
+  // With a channel, subscribing writes the record once, with its subscription, and reuses the
+  // event just GOT; should it fail before that write, the record is written here.
+  const loaded = { record, event, link, stored: false };
   if (draft.channel) {
     const channel = draft.channel;
     const failed = await afterChange(deps, "subscribe", () =>
@@ -99,10 +101,12 @@ export async function scheduleEvent(
         user,
         remindersMin: draft.reminders ?? [...DEFAULT_REMINDERS],
         ...(draft.noise ? { noise: draft.noise } : {}),
+        loaded,
       }),
     );
     out.channel = failed ? { id: channel, failed } : { id: channel };
   }
+  if (!loaded.stored) await deps.store.events.put(record);
   await audit(
     deps,
     team,

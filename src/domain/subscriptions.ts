@@ -24,9 +24,9 @@ import {
 } from "./subscription.ts";
 
 /**
- * An event's live subscription through its life: notify (subscribe a channel), edit (refresh the
- * cards, move the reminders), cancel (remove the webhooks, mark the cards), mute (one channel
- * off; the last one removes the webhooks).
+ * An event's live subscription: notify (subscribe a channel) and mute (one channel off; the last
+ * one removes the webhooks). What an edit, a cancel or the event going away does to it is
+ * event-lifecycle.ts's, which calls the helpers exported here.
  *
  * One subscription per event: one upstream webhook configuration for both types, at the URL the
  * composition root builds (`deps.webhookUrl`), with a fresh random secret in a header. Channels
@@ -43,9 +43,15 @@ export interface SubscribeArgs {
   noise?: NoiseLevel;
   /** Minutes before the start; default [60, 10]. */
   remindersMin?: number[];
+  /**
+   * What the caller already loaded (a schedule: the record it built, not stored yet, and the
+   * event it just GOT): reused, so subscribing reads and GETs nothing again. `stored` is set
+   * once the record, with the subscription, is written.
+   */
+  loaded?: { record: EventRecord; event: Event; link: UserLink; stored: boolean };
 }
 
-async function fetchAs(deps: Deps, record: EventRecord, link: UserLink): Promise<Event> {
+export async function fetchAs(deps: Deps, record: EventRecord, link: UserLink): Promise<Event> {
   return withUserToken(deps, record.team, link, (t) =>
     deps.events.getEvent(t.accessToken, t.userId, record.eventId),
   );
@@ -65,13 +71,13 @@ export async function subscriptionOf(
   return undefined;
 }
 
-async function putSub(deps: Deps, id: string, sub: LiveSubscription): Promise<void> {
+export async function putSub(deps: Deps, id: string, sub: LiveSubscription): Promise<void> {
   await deps.store.subscriptions.put(id, sub);
   deps.live.forgetSubscription(id);
 }
 
 /** Has the event's owner (any process) look at it again: cards are re-rendered and posted. */
-async function refresh(
+export async function refresh(
   deps: Deps,
   team: string,
   eventId: string,
@@ -88,7 +94,7 @@ async function refresh(
   deps.live.nudge();
 }
 
-async function removeUpstream(deps: Deps, record: EventRecord): Promise<void> {
+export async function removeUpstream(deps: Deps, record: EventRecord): Promise<void> {
   let link: UserLink;
   try {
     link = await organizerLink(deps, record);
@@ -134,11 +140,19 @@ export async function subscribeChannel(deps: Deps, args: SubscribeArgs): Promise
 }
 
 async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
-  const record = await deps.store.events.get(args.team, args.eventId);
+  const loaded = args.loaded;
+  const record = loaded?.record ?? (await deps.store.events.get(args.team, args.eventId));
   if (!record) throw unknownEvent(args.eventId);
   if (record.cancelled) throw cancelledEvent();
-  const link = await organizerLink(deps, record);
-  const event = await fetchAs(deps, record, link);
+  const link = loaded?.link ?? (await organizerLink(deps, record));
+  const event = loaded?.event ?? (await fetchAs(deps, record, link));
+  // The engine schedules (and later moves or deletes) the reminders, paced with the channel's
+  // posts and honouring any Retry-After; here they are only asked for.
+  const mins = args.remindersMin ?? [...DEFAULT_REMINDERS_MIN];
+  const withMins = (s: LiveSubscription): LiveSubscription => {
+    const { [args.channel]: old, ...others } = s.reminders ?? {};
+    return { ...s, reminders: { ...others, [args.channel]: { ...old, mins } } };
+  };
   await joinChannel(deps, args.team, args.channel);
   const existing = await subscriptionOf(deps, record);
   const noise = args.noise ?? existing?.sub.channelNoise?.[args.channel] ?? DEFAULT_NOISE;
@@ -146,19 +160,19 @@ async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
   let sub: LiveSubscription;
   if (existing && !existing.sub.cancelled) {
     subId = existing.id;
-    sub = {
+    sub = withMins({
       ...existing.sub,
       channels: existing.sub.channels.includes(args.channel)
         ? existing.sub.channels
         : [...existing.sub.channels, args.channel],
       channelNoise: { ...existing.sub.channelNoise, [args.channel]: noise },
       event: publicEvent(event),
-    };
+    });
     await putSub(deps, subId, sub);
   } else {
     subId = randomBytes(18).toString("base64url");
     const secret = randomBytes(32).toString("base64url");
-    sub = {
+    sub = withMins({
       team: args.team,
       eventId: args.eventId,
       channels: [args.channel],
@@ -169,7 +183,7 @@ async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
       event: publicEvent(event),
       createdBy: args.user,
       createdAt: deps.now(),
-    } satisfies Subscription & LiveSubscription;
+    } satisfies Subscription & LiveSubscription);
     // Stored first: a message delivered right after registration must find it.
     await putSub(deps, subId, sub);
     try {
@@ -186,83 +200,21 @@ async function subscribeLocked(deps: Deps, args: SubscribeArgs): Promise<void> {
       deps.live.forgetSubscription(subId);
       throw err;
     }
-    const fresh = (await deps.store.events.get(args.team, args.eventId)) ?? record;
+    // A record the caller has not stored yet is this one; a stored one is read again, under
+    // the lock, so nothing written since is undone.
+    const fresh =
+      loaded && !loaded.stored
+        ? record
+        : ((await deps.store.events.get(args.team, args.eventId)) ?? record);
     await deps.store.events.put({
       ...fresh,
       subscriptions: [...fresh.subscriptions.filter((s) => s !== subId), subId],
       updatedAt: deps.now(),
     });
+    // The caller learns its record is stored (and must not write it again over this).
+    if (loaded) loaded.stored = true;
   }
-  // The engine schedules (and later moves or deletes) the reminders, paced with the channel's
-  // posts and honouring any Retry-After; here they are only asked for.
-  const mins = args.remindersMin ?? [...DEFAULT_REMINDERS_MIN];
-  const { [args.channel]: old, ...others } = sub.reminders ?? {};
-  sub = { ...sub, reminders: { ...others, [args.channel]: { ...old, mins } } };
-  await putSub(deps, subId, sub);
   await refresh(deps, args.team, args.eventId, subId);
-}
-
-/** Refreshes the event's cards; the engine moves its reminders. */
-export async function onEventEdited(deps: Deps, team: string, eventId: string): Promise<void> {
-  await withEventLock(deps, team, eventId, () => editedLocked(deps, team, eventId));
-}
-
-async function editedLocked(deps: Deps, team: string, eventId: string): Promise<void> {
-  const record = await deps.store.events.get(team, eventId);
-  if (!record) return;
-  const found = await subscriptionOf(deps, record);
-  if (!found || found.sub.cancelled) return;
-  const event = await fetchAs(deps, record, await organizerLink(deps, record));
-  // The cards and the reminders follow the new copy (the engine moves the reminders).
-  await putSub(deps, found.id, { ...asLiveSub(found.sub), event: publicEvent(event) });
-  await refresh(deps, team, eventId, found.id);
-}
-
-/**
- * Marks the subscription (and so its cards and reminders) cancelled, then removes the webhook
- * upstream (per type). The mark comes first: the cancel already happened upstream, so a removal
- * that fails (the events service's trouble, a token it will not grant) must not leave the cards
- * live and the reminders set; a webhook left behind is refused by the route (404).
- */
-export async function onEventCancelled(deps: Deps, team: string, eventId: string): Promise<void> {
-  await withEventLock(deps, team, eventId, () => cancelledLocked(deps, team, eventId));
-}
-
-async function cancelledLocked(deps: Deps, team: string, eventId: string): Promise<void> {
-  const record = await deps.store.events.get(team, eventId);
-  if (!record) return;
-  const found = await subscriptionOf(deps, record);
-  if (!found) return;
-  // Kept, marked: the route refuses its webhooks, and the engine re-renders every card
-  // cancelled and deletes the reminders it scheduled.
-  if (!found.sub.cancelled) {
-    await putSub(deps, found.id, { ...found.sub, cancelled: true });
-    await refresh(deps, team, eventId, found.id);
-  }
-  try {
-    await removeUpstream(deps, record);
-  } catch (err) {
-    deps.logger.warn(
-      { err, eventId },
-      "live: the cancelled event's webhooks were not removed upstream; the route refuses them",
-    );
-  }
-}
-
-/**
- * The events service no longer has the event: its webhooks went with it, so nothing is removed
- * upstream; the subscription is marked gone, and the engine re-renders its cards as gone (no
- * figures, no buttons) and deletes the reminders it scheduled.
- */
-export async function onEventGone(deps: Deps, team: string, eventId: string): Promise<void> {
-  await withEventLock(deps, team, eventId, async () => {
-    const record = await deps.store.events.get(team, eventId);
-    if (!record) return;
-    const found = await subscriptionOf(deps, record);
-    if (!found || found.sub.gone) return;
-    await putSub(deps, found.id, { ...found.sub, gone: true });
-    await refresh(deps, team, eventId, found.id);
-  });
 }
 
 /**

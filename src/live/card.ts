@@ -24,7 +24,7 @@ export function renderCard(
   if (!event) return undefined;
   const inst = live.current();
   const noise = noiseOf(sub, channel);
-  // Recorded by the engine (event-run's nextAction looks at the quiet rule before rendering).
+  // Recorded by the engine (the run's advance step applies the quiet rule before planning).
   const endedAt = inst?.endedAt;
   const next = endedAt === undefined ? undefined : nextAfter(sub.event, event, endedAt);
   const card = buildEventCard({

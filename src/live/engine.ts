@@ -1,7 +1,8 @@
+import { backoffMs } from "../backoff.ts";
 import type { Deps } from "../deps.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import type { Metrics } from "../metrics.ts";
-import type { OutboxItem, Repository } from "../store/index.ts";
+import type { Repository } from "../store/index.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
 import { EventLeases } from "./leases.ts";
@@ -12,6 +13,7 @@ import {
   loadEventLive,
   sessionsRepo,
 } from "./live-record.ts";
+import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 
@@ -39,7 +41,7 @@ export type { LiveEngineOptions };
 
 /**
  * What the engine uses: the store, its own Slack clients, a logger, two metrics, the clock. In a
- * worker thread (thread.ts) these are the thread's own; inline they are the app's.
+ * worker thread (worker.ts) these are the thread's own; inline they are the app's.
  */
 export type EngineDeps = Pick<Deps, "store" | "logger" | "bulkClient" | "now" | "onClose"> & {
   readonly metrics: Pick<Metrics, "slackCalls" | "queueDepth">;
@@ -155,7 +157,7 @@ export class LiveEngine {
 
   private pollDelay(): number {
     const { pollMs, maxPollMs } = this.options;
-    return Math.min(maxPollMs, pollMs * 2 ** Math.min(this.emptyReads, 16));
+    return backoffMs({ firstMs: pollMs, maxMs: maxPollMs }, this.emptyReads);
   }
 
   /** Resolves when the current turn (if any) has finished; for tests and shutdown. */
@@ -202,28 +204,26 @@ export class LiveEngine {
     const rows = await this.deps.store.outbox.list(this.options.batch);
     this.deps.metrics.queueDepth.set({ queue: "outbox" }, rows.length);
     this.emptyReads = rows.length === 0 ? this.emptyReads + 1 : 0;
-    const groups = new Map<string, Array<{ id: string; item: OutboxItem }>>();
+    const groups = new Map<string, OutboxEntry[]>();
     for (const row of rows) {
-      const eventId =
-        row.item.eventId ??
-        ((row.item.message as { eventId?: unknown } | undefined)?.eventId as string | undefined);
-      if (!eventId) {
+      const entry = entryOf(row.id, row.item);
+      if (!entry.eventId) {
         await this.deps.store.outbox.remove(row.id);
         continue;
       }
-      const key = `${row.item.team}:${eventId}`;
+      const key = `${entry.team}:${entry.eventId}`;
       let g = groups.get(key);
       if (!g) {
         g = [];
         groups.set(key, g);
       }
-      g.push(row);
+      g.push(entry);
     }
     for (const [key, items] of groups) {
       const first = items[0];
       if (!first) continue;
-      const eventId = key.slice(first.item.team.length + 1);
-      const run = await this.acquire(first.item.team, eventId);
+      const eventId = key.slice(first.team.length + 1);
+      const run = await this.acquire(first.team, eventId);
       if (!run) continue;
       await this.mark(run);
       await run.ingest(items);
@@ -265,15 +265,17 @@ export class LiveEngine {
     for (const run of [...this.runs.values()]) {
       // Replaced chunk versions past their grace, on a quiet event too (a failure keeps them).
       await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k)).catch(() => 0);
+      // Time-driven changes first, as a step of their own: "idle?" below only asks.
+      run.advance(now);
       if (now - run.subReadAt > 2_000) {
         await run.readSub(undefined);
         // Gone (muted everywhere, uninstalled): let go once its reminders are deleted too.
-        if (!run.sub && !run.hasWork()) {
+        if (!run.sub && !run.hasWork(now)) {
           await this.release(run);
           continue;
         }
       }
-      if (run.idle()) {
+      if (run.idle(now)) {
         // Kept a while: between bursts, reloading 10,000 sessions per message would cost more.
         run.idleSince ??= now;
         if (now - run.idleSince >= this.options.idleReleaseMs) {

@@ -1,28 +1,48 @@
 import type { WebClient } from "@slack/web-api";
-import { EventBusyError, withEventLock } from "../domain/event-lock.ts";
+import type { Deps } from "../deps.ts";
 import { emailsOf } from "../domain/people.ts";
-import {
-  asLiveSub,
-  eventOf,
-  isRefresh,
-  type LiveSubscription,
-  mutedOf,
-  noiseOf,
-} from "../domain/subscription.ts";
-import type { EventRecord, OutboxItem } from "../store/index.ts";
-import { type WebhookMessage, webhookMessageSchema } from "../upstream/events/schemas.ts";
-import { frozenFigures, type RenderedCard, renderCard, renderMutedCard } from "./card.ts";
-import { addNotice, counterText, emptyPending, isEmpty } from "./digest.ts";
-import type { LiveEngine } from "./engine.ts";
-import { type Action, Lane } from "./lane.ts";
+import { asLiveSub, eventOf, type LiveSubscription, noiseOf } from "../domain/subscription.ts";
+import type { Metrics } from "../metrics.ts";
+import type { Repository } from "../store/index.ts";
+import { frozenFigures, type RenderedCard } from "./card.ts";
+import { addNotice, emptyPending } from "./digest.ts";
+import type { EngineOptions } from "./engine-options.ts";
+import { Lane, type LanePort } from "./lane.ts";
 import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts";
 import { LiveWriter } from "./live-writer.ts";
-import type { PostKind } from "./publisher.ts";
-import type { ScanProgress } from "./recover.ts";
-import { unblock } from "./refused-notice.ts";
-import { forgetPosted, nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
-import { checkScheduledEnd, reportDue, reportSettledAt } from "./report-post.ts";
+import type { OutboxEntry } from "./outbox-entry.ts";
+import type { ChannelPacer } from "./pacer.ts";
+import {
+  type Action,
+  applyTransition,
+  channelsToServe,
+  counterOf,
+  hasWork,
+  type LiveModel,
+  mutedCard,
+  next,
+  type PlanSettings,
+  type PostKind,
+  transitions,
+} from "./planner.ts";
+import type { LookupMemory, PostPort } from "./post-once.ts";
+import { type Publishing, publish } from "./publisher.ts";
+import { type MirrorPort, mirrorCard, mirrorFigures } from "./record-mirror.ts";
+import { blockPosts, type RefusalPort, unblock } from "./refused-notice.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
+
+/** What a run needs of the engine that holds it (engine.ts): never a way back to the engine. */
+export interface RunHost {
+  readonly deps: Pick<Deps, "store" | "logger" | "bulkClient"> & {
+    readonly metrics: Pick<Metrics, "slackCalls">;
+  };
+  readonly options: EngineOptions;
+  readonly lives: Repository<LiveRecord>;
+  readonly sessions: Repository<string>;
+  readonly pacer: ChannelPacer;
+  /** Whether the run may still write (its lease, extended when short): engine.ts. */
+  stillOwns(run: EventRun): Promise<boolean>;
+}
 
 /**
  * One event owned by this process: its live figures (applied from the outbox in order), each
@@ -38,10 +58,10 @@ export class EventRun {
   leaseUntil: number;
   inflight = 0;
   dropped = false;
-  /** Per channel: since when its lookup has failed for passing reasons (publisher's lookup). */
-  readonly lookupFailingSince = new Map<string, number>();
-  /** Where a throttled lookup stopped, per channel and kind, so it resumes there. */
-  readonly lookupProgress = new Map<string, ScanProgress>();
+  /** What lookups after a lost answer remember between turns (post-once.ts). */
+  readonly lookups: LookupMemory = { progress: new Map(), failingSince: new Map() };
+  /** What posts are handed (post-once.ts): save, may-call, lookups, a logger; never the run. */
+  readonly port: PostPort;
   /** Shutting down: lanes finish their current call (and record it), then stop. */
   stopping = false;
   idleSince: number | undefined;
@@ -53,7 +73,7 @@ export class EventRun {
   private staff: { emails: StaffEmails; event: unknown } | undefined;
 
   constructor(
-    readonly engine: LiveEngine,
+    private readonly host: RunHost,
     readonly team: string,
     readonly eventId: string,
     record: LiveRecord | undefined,
@@ -62,9 +82,9 @@ export class EventRun {
     stored: StoredChunks,
   ) {
     this.live = live;
-    const { lives, sessions } = engine;
+    const { lives, sessions } = host;
     this.writer = new LiveWriter(
-      { lives, sessions, store: engine.deps.store },
+      { lives, sessions, store: host.deps.store },
       team,
       eventId,
       record,
@@ -72,6 +92,67 @@ export class EventRun {
     );
     this.channels = { ...(record?.channels ?? {}) } as Record<string, ChannelPosting>;
     this.leaseUntil = leaseUntil;
+    this.port = {
+      eventId,
+      save: () => this.save(),
+      mayCall: () => this.mayCall(),
+      lookups: this.lookups,
+      logger: host.deps.logger,
+    };
+  }
+
+  /** What a lane is handed (lane.ts): may-call, the plan, a post, a refusal; never the run. */
+  private lanePort(): LanePort {
+    return {
+      team: this.team,
+      stopped: () => this.dropped || this.stopping,
+      mayCall: () => this.mayCall(),
+      plan: (ch, lastKind) => {
+        const now = Date.now();
+        // What time made due (an instance's scheduled end) is a step of its own, taken first.
+        this.advance(now);
+        return this.nextAction(ch, lastKind, now);
+      },
+      post: async (ch, kind) => {
+        this.inflight++;
+        try {
+          await publish(this.publishing, ch, kind);
+        } finally {
+          this.inflight--;
+        }
+      },
+      refused: (ch, error, part) => blockPosts(this.refusals, ch, error, part),
+      pacer: this.host.pacer,
+      logger: this.host.deps.logger,
+      metrics: this.host.deps.metrics,
+    };
+  }
+
+  /** What a post reads and calls (publisher.ts). */
+  private get publishing(): Publishing {
+    return {
+      port: this.port,
+      model: this.model,
+      channel: (ch) => this.channel(ch),
+      client: () => this.client(),
+      emailsShown: () => this.emailsShown(),
+      mirrorCard: (ch, ts) => this.mirrorCard(ch, ts),
+      shareSettleMs: this.host.options.shareSettleMs,
+    };
+  }
+
+  /** What a refusal's bookkeeping needs (refused-notice.ts). */
+  private get refusals(): RefusalPort {
+    return {
+      team: this.team,
+      eventId: this.eventId,
+      sub: this.sub?.sub,
+      channel: (ch) => this.channel(ch),
+      save: () => this.save(),
+      client: () => this.client(),
+      store: this.host.deps.store,
+      logger: this.host.deps.logger,
+    };
   }
 
   get id(): string {
@@ -80,7 +161,7 @@ export class EventRun {
 
   mayCall(): boolean {
     if (this.dropped || this.stopping) return false;
-    return Date.now() < this.leaseUntil - this.engine.options.leaseMs / 4;
+    return Date.now() < this.leaseUntil - this.host.options.leaseMs / 4;
   }
 
   channel(ch: string): ChannelPosting {
@@ -110,7 +191,7 @@ export class EventRun {
       this.queued = undefined;
       // Fenced: a run whose lease is no longer surely its own writes nothing (the new owner's
       // state would be overwritten by older state), however long its event loop stalled.
-      if (!(await this.engine.stillOwns(this))) return;
+      if (!(await this.host.stillOwns(this))) return;
       await this.writer.write(this.live, this.channels);
     });
     this.queued = p;
@@ -124,7 +205,7 @@ export class EventRun {
   }
 
   async readSub(subscriptionId: string | undefined): Promise<void> {
-    const deps = this.engine.deps;
+    const deps = this.host.deps;
     const id = subscriptionId ?? this.sub?.id;
     if (!id) return;
     const sub = await deps.store.subscriptions.get(id);
@@ -137,27 +218,25 @@ export class EventRun {
   }
 
   /** Applies a batch in order; the caller removes the items once this has resolved. */
-  async ingest(items: Array<{ id: string; item: OutboxItem }>): Promise<void> {
-    const ids = [...new Set(items.map((i) => i.item.subscriptionId))];
+  async ingest(items: readonly OutboxEntry[]): Promise<void> {
+    const ids = [...new Set(items.map((i) => i.subscriptionId))];
     // The newest subscription id of the batch is the one that counts for channels.
     for (const id of ids) await this.readSub(id);
     let stateChanged = false;
-    for (const { item } of items) {
-      const muted = mutedOf(item.message);
-      if (muted) {
+    for (const item of items) {
+      if (item.kind === "refresh" && item.muted) {
         // Its card says so once, with the figures of this moment, and is then left alone.
-        const c = this.channel(muted.channel);
-        if (c.cardTs) c.muted = { event: muted.event, figures: frozenFigures(this.live) };
+        const c = this.channel(item.muted.channel);
+        if (c.cardTs) c.muted = { event: item.muted.event, figures: frozenFigures(this.live) };
       }
       const sub = this.sub?.id === item.subscriptionId ? this.sub.sub : undefined;
       if (!sub || sub.cancelled || sub.gone) continue;
-      if (isRefresh(item.message)) {
+      if (item.kind === "refresh") {
         for (const ch of sub.channels) unblock(this.channel(ch));
         continue;
       }
-      const parsed = webhookMessageSchema.safeParse(item.message);
-      if (!parsed.success) continue;
-      const msg: WebhookMessage = parsed.data;
+      if (item.kind !== "webhook") continue;
+      const msg = item.message;
       const before = this.live.current();
       const beforeState = before?.state;
       const beforeEnded = before?.endedAt;
@@ -181,202 +260,94 @@ export class EventRun {
     this.wakeAll();
   }
 
+  /** What the planner reads (planner.ts): the model this run owns. */
+  private get model(): LiveModel {
+    return { sub: this.sub?.sub, live: this.live, channels: this.channels };
+  }
+
+  private get settings(): PlanSettings {
+    const { digestEveryMs, quietMs, shareSettleMs } = this.host.options;
+    return { digestEveryMs, quietMs, shareSettleMs };
+  }
+
   /**
-   * The channels this run posts to: the subscription's, and any that still hold reminders
-   * (muted, or the subscription gone) until they are deleted.
+   * The time-driven step (planner.ts transitions): an instance ending at its scheduled end, a
+   * channel notified again after a mute, reminders taken over or posted by Slack. Taken by the
+   * lanes before they plan and by housekeeping before it asks whether the run is idle.
    */
-  channelsToServe(): string[] {
-    const out = new Set(this.sub?.sub.channels ?? []);
-    for (const [ch, c] of Object.entries(this.channels)) {
-      if (c.reminders?.length || c.reminderPosting || this.mutedCard(ch)) out.add(ch);
+  advance(now = Date.now()): void {
+    let ended = false;
+    for (const t of transitions(this.model, now, this.settings)) {
+      applyTransition(this.model, t, (ch) => this.channel(ch));
+      if (t.kind === "end-instance") ended = true;
     }
-    return [...out];
+    if (ended) this.ended();
+  }
+
+  /** The channels this run posts to (planner.ts). */
+  channelsToServe(): string[] {
+    return channelsToServe(this.model);
   }
 
   /** The card a muted channel still needs to show (not yet posted as muted), if any. */
   mutedCard(ch: string): RenderedCard | undefined {
-    const c = this.channels[ch];
-    if (!c?.muted || !c.cardTs || c.blocked || this.sub?.sub.channels.includes(ch))
-      return undefined;
-    const card = renderMutedCard(c.muted);
-    return card && card.hash !== c.cardHash ? card : undefined;
+    return mutedCard(this.model, ch);
   }
 
-  /** Reminders Slack holds that nobody wants any more, or wanted ones not yet scheduled. */
-  reminderDue(ch: string): boolean {
-    const c = this.channel(ch);
-    if (c.blocked) return false;
-    this.adoptLegacyReminders(ch, c);
-    if (c.reminderPosting) return true;
-    const now = Date.now();
-    forgetPosted(c, now);
-    return nextReminderStep(c, wantedReminders(this.sub?.sub, ch, now), now) !== undefined;
-  }
-
-  /** An earlier version kept the scheduled ids on the subscription: take them over once. */
-  private adoptLegacyReminders(ch: string, c: ChannelPosting): void {
-    const legacy = this.sub?.sub.reminders?.[ch]?.scheduled;
-    if (c.reminders || !legacy?.length) return;
-    c.reminders = legacy.map((r) => ({ id: r.id, postAt: r.postAt, key: `legacy:${r.id}` }));
-  }
-
-  hasWork(): boolean {
-    return this.channelsToServe().some((ch) => this.nextAction(ch, undefined) !== undefined);
+  hasWork(now = Date.now()): boolean {
+    return hasWork(this.model, now, this.settings);
   }
 
   wakeAll(): void {
     for (const ch of this.channelsToServe()) {
       let lane = this.lanes.get(ch);
       if (!lane) {
-        lane = new Lane(this, ch);
+        lane = new Lane(this.lanePort(), ch);
         this.lanes.set(ch, lane);
       }
       lane.wake();
     }
   }
 
-  /** True when nothing is running, waiting or due. */
-  idle(): boolean {
+  /** True when nothing is running, waiting or due (a question: it changes nothing). */
+  idle(now = Date.now()): boolean {
     for (const lane of this.lanes.values()) if (lane.running || lane.waiting) return false;
     if (this.inflight > 0) return false;
-    return !this.hasWork();
+    return !this.hasWork(now);
   }
 
-  nextAction(ch: string, lastKind: PostKind | undefined): Action | undefined {
-    const sub = this.sub?.sub;
-    const c = this.channel(ch);
-    if (c.blocked) return undefined;
-    const reminder: Action | undefined = this.reminderDue(ch) ? { kind: "reminder" } : undefined;
-    if (!sub?.channels.includes(ch)) return this.mutedCard(ch) ? { kind: "card" } : reminder;
-    // Notified again after a mute: the card is live again.
-    if (c.muted) delete c.muted;
-    // Before the card: an instance the quiet rule ends now is shown ended in this very post.
-    const endCheck = checkScheduledEnd(this, Date.now());
-    const card = renderCard(sub, this.live, ch);
-    const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);
-    if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
-    if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : reminder;
-    // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
-    const settled = c.reportPosting ? reportSettledAt(this, c.reportPosting) : 0;
-    const report: Action | undefined = c.threadBlocked
-      ? undefined
-      : settled > Date.now()
-        ? { kind: "wait", until: settled }
-        : c.reportPosting || reportDue(this, ch) !== undefined
-          ? { kind: "report" }
-          : endCheck !== undefined
-            ? { kind: "wait", until: endCheck }
-            : undefined;
-    const noise = noiseOf(sub, ch);
-    let thread: Action | undefined;
-    if (c.threadBlocked) thread = undefined;
-    else if (noise === "counter") {
-      const inst = this.live.current();
-      if (inst && inst.joins > 0 && c.counterHash !== this.counterText()) {
-        thread = { kind: "counter" };
-      }
-    } else if ((noise === "digest" || noise === "every") && !isEmpty(c.pending)) {
-      const every = noise === "every" ? 0 : this.engine.options.digestEveryMs;
-      const due = (c.lastThreadAt ?? 0) + every;
-      thread = Date.now() >= due ? { kind: "digest" } : { kind: "wait", until: due };
-    }
-    // Alternate so that a card changing every second cannot starve the thread, nor the reverse;
-    // reminders (hours ahead) go when neither has anything to say.
-    if (cardDue && (lastKind !== "card" || !thread || thread.kind === "wait")) {
-      return { kind: "card" };
-    }
-    if (thread && thread.kind !== "wait") return thread;
-    if (cardDue) return { kind: "card" };
-    if (report?.kind === "report") return report;
-    // A long series: its later reminders come within Slack's horizon as days pass.
-    return reminder ?? earliest(earliest(thread, report), reminderTopUp(sub, ch, Date.now()));
+  /** What channel `ch` needs next (planner.ts next); `advance` first for what time made due. */
+  nextAction(ch: string, lastKind: PostKind | undefined, now = Date.now()): Action | undefined {
+    return next(this.model, ch, now, this.settings, lastKind);
   }
 
   counterText(): string {
-    const inst = this.live.current();
-    return counterText({
-      joins: inst?.joins ?? 0,
-      leaves: inst?.leaves ?? 0,
-      present: inst?.present ?? 0,
-    });
+    return counterOf(this.live);
   }
 
   async client(): Promise<WebClient> {
-    return this.engine.deps.bulkClient(this.team);
+    return this.host.deps.bulkClient(this.team);
   }
 
   async emailsShown(): Promise<boolean> {
     const now = Date.now();
     if (this.showEmails && now - this.showEmails.at < 5_000) return this.showEmails.value;
-    const s = await this.engine.deps.store.settings.getOrDefault(this.team);
+    const s = await this.host.deps.store.settings.getOrDefault(this.team);
     this.showEmails = { value: s.privacy.showAttendeeEmails, at: now };
     return this.showEmails.value;
   }
 
-  /**
-   * Read-modify-write of the shared event record, only under the event's lock (domain/event-lock)
-   * so it cannot undo a notify or mute; when the lock stays busy it is skipped: what it records is
-   * informational and the next change records it again.
-   */
-  private async updateRecord(
-    what: string,
-    change: (rec: EventRecord) => EventRecord | undefined,
-  ): Promise<void> {
-    const deps = this.engine.deps;
-    if (this.dropped) return;
-    try {
-      // A notify holds the lock for a moment; wait for it rather than skip the first card.
-      await withEventLock(
-        deps,
-        this.team,
-        this.eventId,
-        async () => {
-          const rec = await deps.store.events.get(this.team, this.eventId);
-          const next = rec ? change(rec) : undefined;
-          if (next) await deps.store.events.put(next);
-        },
-        { waitMs: 5_000 },
-      );
-    } catch (err) {
-      if (err instanceof EventBusyError) return;
-      deps.logger.warn({ err }, `live: ${what} not recorded on the event`);
-    }
-  }
-
   /** The shared event record keeps the card per channel (DESIGN.md data table). */
-  async mirrorCard(ch: string, ts: string): Promise<void> {
-    await this.updateRecord("card", (rec) =>
-      rec.cards[ch]?.ts === ts
-        ? undefined
-        : { ...rec, cards: { ...rec.cards, [ch]: { ts, threadTs: ts } } },
-    );
+  mirrorCard(ch: string, ts: string): Promise<void> {
+    return mirrorCard(this.mirror, ch, ts);
   }
 
-  /**
-   * State per instance and figures on the shared event record, on state changes and ends only:
-   * the instances this run knows, each with when it ended (instance-end.ts), if it has.
-   */
-  private async mirrorFigures(): Promise<void> {
-    const mirrored: Record<string, EventRecord["instances"][string]> = {};
-    const at = Date.now();
-    for (const id of this.live.order) {
-      const inst = this.live.instances.get(id);
-      if (!inst?.state) continue;
-      mirrored[id] = {
-        state: inst.state,
-        present: inst.present,
-        peak: inst.peak,
-        unique: inst.unique,
-        // The current instance is the newest: readers that sort by it find it first.
-        updatedAt: id === this.live.current()?.id ? at : Math.min(at - 1, inst.lastAt),
-        ...(inst.endedAt !== undefined ? { endedAt: inst.endedAt } : {}),
-      };
-    }
-    if (Object.keys(mirrored).length === 0) return;
-    await this.updateRecord("figures", (rec) => ({
-      ...rec,
-      instances: { ...rec.instances, ...mirrored },
-    }));
+  private mirrorFigures(): Promise<void> {
+    return mirrorFigures(this.mirror, this.live);
+  }
+
+  private get mirror(): MirrorPort {
+    return { deps: this.host.deps, team: this.team, eventId: this.eventId, dropped: this.dropped };
   }
 
   /** The quiet rule ended the current instance: kept, and the shared record says so. */
@@ -389,11 +360,4 @@ export class EventRun {
     this.dropped = true;
     for (const lane of this.lanes.values()) lane.stop();
   }
-}
-
-/** The sooner of two waits (either may be absent). */
-function earliest(a: Action | undefined, b: Action | undefined): Action | undefined {
-  if (a?.kind !== "wait") return b ?? a;
-  if (b?.kind !== "wait") return a;
-  return a.until <= b.until ? a : b;
 }

@@ -8,8 +8,8 @@ import { type LiveEngineOptions, startLiveEngine } from "./engine.ts";
 import { Ingest } from "./ingest.ts";
 import { NudgeGate } from "./nudge-gate.ts";
 import { engineSnapshot } from "./report-post.ts";
-import { spawnLiveThread } from "./thread.ts";
-import type { FromThread, ThreadInit, ToThread } from "./thread-protocol.ts";
+import { spawnLiveWorker } from "./worker.ts";
+import type { FromWorker, ToWorker, WorkerInit } from "./worker-protocol.ts";
 
 /**
  * The live engine as the rest of the app holds it: the webhook route's ingest (always on the main
@@ -27,7 +27,7 @@ export interface LiveHost extends LivePort {
 
 export interface LiveHostOptions {
   /** Run the engine in a worker thread with this set-up; false: inline. */
-  thread: Omit<ThreadInit, "engine" | "wantsNudge"> | false;
+  thread: Omit<WorkerInit, "engine" | "wantsNudge"> | false;
   engine?: LiveEngineOptions;
 }
 
@@ -62,7 +62,7 @@ function inline(deps: Deps, options: LiveEngineOptions): LiveHost {
   };
 }
 
-async function threaded(deps: Deps, init: ThreadInit): Promise<LiveHost> {
+async function threaded(deps: Deps, init: WorkerInit): Promise<LiveHost> {
   const log = deps.logger.child({ component: "live-thread" });
   let worker: Worker | undefined;
   let stopping = false;
@@ -72,11 +72,11 @@ async function threaded(deps: Deps, init: ThreadInit): Promise<LiveHost> {
   const announceWaits = new Map<number, () => void>();
   let stopped: (() => void) | undefined;
 
-  const post = (m: ToThread) => worker?.postMessage(m);
+  const post = (m: ToWorker) => worker?.postMessage(m);
   // Shared with the thread: only the first message stored after each outbox read nudges it.
   const gate = new NudgeGate(init.wantsNudge);
 
-  const onMessage = (m: FromThread) => {
+  const onMessage = (m: FromWorker) => {
     switch (m.t) {
       case "log":
         relayLog(deps, m.line);
@@ -120,7 +120,7 @@ async function threaded(deps: Deps, init: ThreadInit): Promise<LiveHost> {
   const start = async (): Promise<void> => {
     // A new thread reads the outbox first thing; until then, the first store nudges it.
     gate.reading();
-    const w = await spawnLiveThread(init, onMessage);
+    const w = await spawnLiveWorker(init, onMessage);
     worker = w;
     w.on("error", (err) => log.error({ err }, "live: the engine's thread failed"));
     w.on("exit", (code) => {
@@ -202,7 +202,7 @@ function relayLog(deps: Deps, line: string): void {
   (log[at] ?? log.info)?.call(deps.logger, rest, typeof msg === "string" ? msg : undefined);
 }
 
-function countMetric(metrics: Metrics, m: Extract<FromThread, { t: "metric" }>): void {
+function countMetric(metrics: Metrics, m: Extract<FromWorker, { t: "metric" }>): void {
   if (m.name === "slackCalls") metrics.slackCalls.inc(m.labels as never);
   else if (m.value !== undefined) metrics.queueDepth.set(m.labels as never, m.value);
 }

@@ -1,25 +1,26 @@
-import {
-  isPassingRefusal,
-  isPlatformError,
-  isRateLimited,
-  NoInstallationError,
-  retryAfterMs,
-  slackErrorName,
-} from "../slack-errors.ts";
-import type { EventRun } from "./event-run.ts";
-import { LookupThrottled, NotOwner } from "./post-errors.ts";
-import { type PostKind, publish } from "./publisher.ts";
-import { blockPosts, refusedPart } from "./refused-notice.ts";
+import type { Logger } from "../log.ts";
+import type { Metrics } from "../metrics.ts";
+import { slackErrorName } from "../slack-errors.ts";
+import { type Outcome, outcomeOf } from "./outcome.ts";
+import type { ChannelPacer } from "./pacer.ts";
+import type { Action, PostKind } from "./planner.ts";
 
-/** The pause after a refusal that passes, doubling while they repeat, up to a minute. */
-const PASSING_FIRST_MS = 1_000;
-const PASSING_MAX_MS = 60_000;
-/** After a call that got no answer: the first wait, and the longest. */
-const FAILED_FIRST_MS = 2_000;
-const FAILED_MAX_MS = 10_000;
-
-/** What a channel of an event needs next. */
-export type Action = { kind: PostKind } | { kind: "wait"; until: number };
+/** What a lane is handed by its event's runner (event-run.ts): never the runner itself. */
+export interface LanePort {
+  readonly team: string;
+  /** Dropped or shutting down: the lane finishes its current call, then stops. */
+  stopped(): boolean;
+  mayCall(): boolean;
+  /** What the channel needs next (the runner takes the time-driven step first). */
+  plan(channel: string, lastKind: PostKind | undefined): Action | undefined;
+  /** Posts one of `kind` through the exactly-once protocol (publisher.ts). */
+  post(channel: string, kind: PostKind): Promise<void>;
+  /** Slack refuses the channel (or its thread) for good: it stops until notified again. */
+  refused(channel: string, error: string, part: "card" | "thread"): Promise<void>;
+  readonly pacer: ChannelPacer;
+  readonly logger: Logger;
+  readonly metrics: Pick<Metrics, "slackCalls">;
+}
 
 /**
  * One event's posting to one channel: takes the channel's turn from the shared pacer, asks the
@@ -43,7 +44,7 @@ export class Lane {
   private sleeper: { timer: NodeJS.Timeout; resolve: () => void } | undefined;
 
   constructor(
-    private readonly run: EventRun,
+    private readonly run: LanePort,
     readonly channel: string,
   ) {}
 
@@ -52,10 +53,10 @@ export class Lane {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.running || this.run.dropped) return;
+    if (this.running || this.run.stopped()) return;
     this.running = true;
     this.done = this.loop()
-      .catch((err: unknown) => this.run.engine.deps.logger.error({ err }, "live: lane failed"))
+      .catch((err: unknown) => this.run.logger.error({ err }, "live: lane failed"))
       .finally(() => {
         this.running = false;
       });
@@ -100,7 +101,7 @@ export class Lane {
 
   /** The next post due, or undefined after arranging a later wake (or when nothing is due). */
   private due(): PostKind | undefined {
-    const action = this.run.nextAction(this.channel, this.lastKind);
+    const action: Action | undefined = this.run.plan(this.channel, this.lastKind);
     if (!action) return undefined;
     if (action.kind === "wait") {
       this.wakeAt(action.until);
@@ -111,8 +112,9 @@ export class Lane {
 
   private async loop(): Promise<void> {
     const run = this.run;
-    const { deps, pacer } = run.engine;
-    while (!run.dropped && !run.stopping) {
+    const { logger, metrics, pacer } = run;
+    const deps = { logger, metrics };
+    while (!run.stopped()) {
       const wait = this.nextAt - Date.now();
       if (wait > 0) {
         await this.sleep(wait);
@@ -124,78 +126,79 @@ export class Lane {
       const turn = await pacer.acquire(
         run.team,
         this.channel,
-        () => run.dropped || run.stopping || !run.mayCall(),
+        () => run.stopped() || !run.mayCall(),
       );
       if (!turn) return;
       // The wait may have been long: what is due now is what goes out.
       const kind = this.due();
       if (!kind) return;
-      run.inflight++;
       try {
-        await publish(run, this.channel, kind);
+        await run.post(this.channel, kind);
         this.lastKind = kind;
         this.passing = 0;
         deps.metrics.slackCalls.inc({ method: `bulk.${kind}`, outcome: "ok" });
       } catch (err) {
-        if (err instanceof NotOwner) return;
+        const outcome = outcomeOf(err, kind, this.passing);
+        if (outcome.kind === "not-owner") return;
         // A failed turn is a turn: the card and the thread still alternate, so a thread whose
         // lookup keeps failing does not keep the card from being updated.
         this.lastKind = kind;
-        if (err instanceof NoInstallationError) {
-          // Uninstalled: nothing can be posted or deleted there any more.
-          await blockPosts(run, this.channel, "not_installed", "card");
-        } else if (err instanceof LookupThrottled) {
-          this.nextAt = Date.now() + err.retryAfterMs;
-          deps.logger.info(
-            { channel: this.channel, retryAfterMs: err.retryAfterMs },
-            err.why === "settling"
-              ? "live: what a lost answer may have posted can still land; this event looks again later"
-              : "live: a lookup before posting was throttled; this event waits, the channel does not",
-          );
-        } else if (isRateLimited(err)) {
-          const after = retryAfterMs(err) ?? 1_000;
-          this.nextAt = Date.now() + after;
-          await pacer
-            .hold(run.team, this.channel, after)
-            .catch((e: unknown) =>
-              deps.logger.warn({ err: e }, "live: could not share Retry-After"),
-            );
-          deps.metrics.slackCalls.inc({ method: "bulk", outcome: "ratelimited" });
-          deps.logger.info(
-            { channel: this.channel, retryAfterMs: after },
-            "live: Slack asked to slow down; retrying after Retry-After",
-          );
-        } else if (isPassingRefusal(err)) {
-          // Slack's limit or its own trouble, answered as an error: the same work again later,
-          // waiting longer each time it repeats. The channel is not given up on.
-          const after = Math.min(PASSING_MAX_MS, PASSING_FIRST_MS * 2 ** this.passing);
-          this.passing++;
-          this.nextAt = Date.now() + after;
-          deps.metrics.slackCalls.inc({ method: "bulk", outcome: "error" });
-          deps.logger.warn(
-            { channel: this.channel, error: slackErrorName(err), retryAfterMs: after },
+        await this.carryOut(outcome, kind, err);
+      }
+    }
+  }
+
+  /** Does what outcome.ts decided a failed post means. */
+  private async carryOut(outcome: Outcome, kind: PostKind, err: unknown): Promise<void> {
+    const run = this.run;
+    const { logger, metrics, pacer } = run;
+    const channel = this.channel;
+    switch (outcome.kind) {
+      case "not-owner":
+        return;
+      case "block":
+        // Slack said no for a reason retrying will not change (or the app is uninstalled): the
+        // channel's posts, or its thread's, stop until someone notifies it again.
+        await run.refused(channel, outcome.error, outcome.part);
+        return;
+      case "lookup-wait":
+        this.nextAt = Date.now() + outcome.afterMs;
+        logger.info(
+          { channel, retryAfterMs: outcome.afterMs },
+          outcome.why === "settling"
+            ? "live: what a lost answer may have posted can still land; this event looks again later"
+            : "live: a lookup before posting was throttled; this event waits, the channel does not",
+        );
+        return;
+      case "retry-after":
+        this.nextAt = Date.now() + outcome.afterMs;
+        await pacer
+          .hold(run.team, channel, outcome.afterMs)
+          .catch((e: unknown) => logger.warn({ err: e }, "live: could not share Retry-After"));
+        metrics.slackCalls.inc({ method: "bulk", outcome: "ratelimited" });
+        logger.info(
+          { channel, retryAfterMs: outcome.afterMs },
+          "live: Slack asked to slow down; retrying after Retry-After",
+        );
+        return;
+      case "back-off":
+        // The same work again later, waiting longer each time it repeats: the channel is not
+        // given up on, and a long outage is not asked every second.
+        this.passing++;
+        this.nextAt = Date.now() + outcome.afterMs;
+        if (outcome.why === "passing") {
+          metrics.slackCalls.inc({ method: "bulk", outcome: "error" });
+          logger.warn(
+            { channel, error: slackErrorName(err), retryAfterMs: outcome.afterMs },
             "live: Slack could not take the call for now; trying again later",
           );
-        } else if (isPlatformError(err)) {
-          // Slack said no for a reason retrying will not change: stop posting to this channel
-          // (or, a thread post refused for its thread, to the card's thread) until someone
-          // notifies it again.
-          const error = slackErrorName(err) ?? "refused";
-          await blockPosts(run, this.channel, error, refusedPart(kind, error));
         } else {
-          // No answer (a timeout, a 5xx, the network) or our own trouble: again in 2 s, then
-          // longer while it repeats (up to 10 s), so a long outage is not asked every 2 s.
-          const after = Math.min(FAILED_MAX_MS, FAILED_FIRST_MS * 2 ** this.passing);
-          this.passing++;
-          this.nextAt = Date.now() + after;
-          deps.logger.warn(
-            { err, channel: this.channel, action: kind, retryAfterMs: after },
+          logger.warn(
+            { err, channel, action: kind, retryAfterMs: outcome.afterMs },
             "live: Slack call failed; will retry",
           );
         }
-      } finally {
-        run.inflight--;
-      }
+        return;
     }
   }
 }

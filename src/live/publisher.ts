@@ -1,217 +1,72 @@
 import type { WebClient } from "@slack/web-api";
-import { NO_UNFURL, verbatimSections } from "../blocks/kit.ts";
-import { noiseOf } from "../domain/subscription.ts";
+import { reportText } from "../blocks/report.ts";
+import { eventOf, noiseOf } from "../domain/subscription.ts";
+import { renderReport } from "../report-upload.ts";
 import {
   isPassingRefusal,
   isPlatformError,
-  isRefusal,
-  retryAfterMs,
+  isRateLimited,
   slackErrorName,
 } from "../slack-errors.ts";
 import { type RenderedCard, renderCard } from "./card.ts";
-import { digestText, type Pending, subtract } from "./digest.ts";
-import type { EventRun } from "./event-run.ts";
+import { digestText } from "./digest.ts";
 import type { ChannelPosting } from "./live-record.ts";
-import { LookupThrottled, NotOwner } from "./post-errors.ts";
-import {
-  cardMetadata,
-  counterMetadata,
-  digestMetadata,
-  findCard,
-  findCounter,
-  findDigest,
-  type ScanProgress,
-} from "./recover.ts";
-import {
-  deleteScheduled,
-  findScheduled,
-  forgetPosted,
-  nextReminderStep,
-  wantedReminders,
-} from "./reminders.ts";
-import { postReport } from "./report-post.ts";
+import { counterOf, type LiveModel, mutedCard, type PostKind, reportDue } from "./planner.ts";
+import { methodCall, type PostPort, postOnce } from "./post-once.ts";
+import { firstCard } from "./posts/card.ts";
+import type { PostContext } from "./posts/context.ts";
+import { counter } from "./posts/counter.ts";
+import { digest } from "./posts/digest.ts";
+import { reminder, SKIPPED } from "./posts/reminder.ts";
+import { report, reported } from "./posts/report.ts";
+import { deleteScheduled, forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
+import { snapshotOf, zoneOf } from "./report-post.ts";
 
 /**
- * The posting protocol, exactly once across a crash. Before the first card of a channel, a
- * digest or the thread's running count, the run stores an in-flight mark and posts with metadata
- * naming it; after Slack answers it records the result and clears the mark. Whoever finds a mark
- * (the previous owner died, or the answer was lost) looks in Slack first (recover.ts): found, it
- * adopts the message; not found, it posts. Card updates are idempotent and need no mark.
+ * What a lane's turn posts: the kind the planner chose, through the one exactly-once protocol
+ * (post-once.ts) with that kind's spec (posts/*.ts). Card updates and a reminder's deletion are
+ * idempotent and need no mark.
  */
 
-export type PostKind = "card" | "counter" | "digest" | "reminder" | "report";
-
-/**
- * How long a lookup may keep failing for a passing reason (Slack's own trouble, a lost answer)
- * before the post goes out anyway. Time, not a count of tries: the lane waits longer each time
- * (1 s doubling to a minute), and a post after a short Slack incident must not be a duplicate.
- */
-const LOOKUP_PATIENCE_MS = 10 * 60_000;
-
-/**
- * Awaits a post; when Slack answered with a refusal (an error or a 429) the post surely did not
- * go out, so its in-flight mark is dropped: no lookup is needed before the next try. A lost
- * answer (network, timeout) keeps the mark.
- */
-export async function unlessRefused<T>(call: Promise<T>, notPosted: () => void): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    if (isRefusal(err) || err instanceof LookupThrottled) notPosted();
-    throw err;
-  }
-}
-
-function digested(c: ChannelPosting, taken: Pending): void {
-  c.pending = subtract(c.pending, taken);
-  delete c.digestPosting;
-  c.lastThreadAt = Date.now();
+/** What a post reads and calls, handed by the event's runner (event-run.ts). */
+export interface Publishing {
+  readonly port: PostPort;
+  /** The runner's model as it is now (read, and recorded into through the specs). */
+  readonly model: LiveModel;
+  /** The channel's posting state, made when missing. */
+  channel(ch: string): ChannelPosting;
+  client(): Promise<WebClient>;
+  emailsShown(): Promise<boolean>;
+  /** The shared event record keeps the card per channel (DESIGN.md data table). */
+  mirrorCard(ch: string, ts: string): Promise<void>;
+  readonly shareSettleMs: number;
 }
 
 /**
- * Stores an in-flight mark before its post. A run whose lease lapsed stores nothing (save()
- * leaves the record to the new owner), so it must not post either.
+ * One step toward the reminders the subscription wants in this channel: settle a mark whose
+ * answer was lost, delete one nobody wants, or schedule a missing one.
  */
-export async function markSaved(run: EventRun): Promise<void> {
-  await run.save();
-  if (!run.mayCall()) throw new NotOwner();
-}
-
-/**
- * Not a post to the channel: a method limited per workspace (history, replies, the scheduled
- * messages). Its 429 makes only this lane wait; the channel's pace is not held for it.
- */
-export async function methodCall<T>(call: Promise<T>): Promise<T> {
-  try {
-    return await call;
-  } catch (err) {
-    const wait = retryAfterMs(err);
-    if (wait !== undefined) throw new LookupThrottled(wait);
-    throw err;
-  }
-}
-
-/** A reminder Slack would not hold, kept in the list so it is not asked for again. */
-const SKIPPED = "skipped:";
-/**
- * chat.scheduleMessage refusals about this one reminder, not the channel: its time (too near or
- * too far by Slack's clock), or Slack's cap of 30 scheduled messages within 5 minutes in one
- * channel (restricted_too_many: many events starting together). The card's lane goes on.
- */
-const NOT_HELD = new Set(["invalid_time", "time_in_past", "time_too_far", "restricted_too_many"]);
-
-/**
- * One step toward the reminders the subscription wants in this channel: adopt one whose
- * scheduling answer was lost, delete one nobody wants, or schedule a missing one (marked in
- * flight first, like posts, so a crash right after the call adopts it instead of scheduling it
- * twice).
- */
-async function keepReminders(run: EventRun, ch: string, client: WebClient): Promise<void> {
-  const c = run.channel(ch);
+async function keepReminders(run: Publishing, cx: PostContext): Promise<void> {
+  const { ch, c, client } = cx;
   const now = Date.now();
-  const marked = c.reminderPosting;
-  if (marked) {
-    const wanted = wantedReminders(run.sub?.sub, ch, now).find((w) => w.key === marked.key);
-    const id = wanted
-      ? await lookup(run, ch, "reminder", () => methodCall(findScheduled(client, ch, wanted)))
-      : undefined;
-    if (id) c.reminders = [...(c.reminders ?? []), { id, postAt: marked.postAt, key: marked.key }];
-    delete c.reminderPosting;
-    await run.save();
+  const stillWanted = (key: string) =>
+    wantedReminders(run.model.sub, ch, now).find((w) => w.key === key);
+  if (c.reminderPosting) {
+    await postOnce(run.port, ch, reminder(cx, undefined, stillWanted));
     return;
   }
   forgetPosted(c, now);
-  const step = nextReminderStep(c, wantedReminders(run.sub?.sub, ch, now), now);
+  const step = nextReminderStep(c, wantedReminders(run.model.sub, ch, now), now);
   if (!step) return;
   if (step.op === "delete") {
     if (!step.reminder.id.startsWith(SKIPPED)) {
       await methodCall(deleteScheduled(client, ch, step.reminder.id));
     }
     c.reminders = (c.reminders ?? []).filter((r) => r.id !== step.reminder.id);
-    await run.save();
+    await run.port.save();
     return;
   }
-  const { wanted } = step;
-  c.reminderPosting = { key: wanted.key, postAt: wanted.postAt, at: now };
-  await markSaved(run);
-  let id: string | undefined;
-  try {
-    const res = await unlessRefused(
-      methodCall(
-        client.chat.scheduleMessage({
-          channel: ch,
-          post_at: wanted.postAt,
-          text: wanted.text,
-          blocks: verbatimSections(wanted.text),
-          ...NO_UNFURL,
-        }),
-      ),
-      () => delete c.reminderPosting,
-    );
-    id = res.scheduled_message_id;
-  } catch (err) {
-    // Slack will not hold this one (see NOT_HELD): the channel is fine, this reminder is
-    // skipped rather than tried again and again.
-    if (!NOT_HELD.has(slackErrorName(err) ?? "")) throw err;
-    run.engine.deps.logger.warn(
-      { channel: ch, eventId: run.eventId, postAt: wanted.postAt, error: slackErrorName(err) },
-      "live: Slack would not schedule a reminder at that time; skipped",
-    );
-    id = `${SKIPPED}${wanted.key}`;
-  }
-  delete c.reminderPosting;
-  if (id) c.reminders = [...(c.reminders ?? []), { id, postAt: wanted.postAt, key: wanted.key }];
-  await run.save();
-}
-
-/**
- * Looks in Slack for a post whose outcome was not recorded. Slack refusing (a missing scope,
- * the bot not in the channel) is logged and read as "not there": a duplicate is better than a
- * channel that never gets its posts. A passing failure (429, 5xx, a lost answer) is thrown so
- * the lane asks again later, for LOOKUP_PATIENCE_MS at most.
- */
-export async function lookup<T>(
-  run: EventRun,
-  ch: string,
-  what: PostKind,
-  find: (progress: ScanProgress) => Promise<T | undefined>,
-): Promise<T | undefined> {
-  const key = `${ch}:${what}`;
-  let progress = run.lookupProgress.get(key);
-  if (!progress) {
-    progress = { page: 0 };
-    run.lookupProgress.set(key, progress);
-  }
-  let found: T | undefined;
-  try {
-    found = await find(progress);
-  } catch (err) {
-    if (err instanceof LookupThrottled) throw err;
-    const wait = retryAfterMs(err);
-    if (wait !== undefined) throw new LookupThrottled(wait);
-    // A refusal that passes (a limit, Slack's own trouble) is asked again like a lost answer.
-    const refused = isPlatformError(err) && !isPassingRefusal(err);
-    const since = run.lookupFailingSince.get(ch) ?? Date.now();
-    run.lookupFailingSince.set(ch, since);
-    // Slow down, a lost answer, a 5xx: ask again later (the lane waits), for a while at most,
-    // so a channel never stalls for good behind a lookup that keeps failing.
-    if (!refused && Date.now() - since < LOOKUP_PATIENCE_MS) throw err;
-    run.engine.deps.logger.warn(
-      {
-        channel: ch,
-        eventId: run.eventId,
-        what,
-        failingForMs: Date.now() - since,
-        error: slackErrorName(err) ?? (err instanceof Error ? err.message : String(err)),
-      },
-      "live: could not look in Slack for a post that may have gone out; posting it again",
-    );
-  }
-  run.lookupFailingSince.delete(ch);
-  run.lookupProgress.delete(key);
-  // The lookup may have taken a while: post only while this process still owns the event.
-  if (!run.mayCall()) throw new NotOwner();
-  return found;
+  await postOnce(run.port, ch, reminder(cx, step.wanted, stillWanted));
 }
 
 /**
@@ -243,148 +98,101 @@ async function updateCard(
   c.cardHash = card.hash;
 }
 
-export async function publish(run: EventRun, ch: string, kind: PostKind): Promise<void> {
-  const sub = run.sub?.sub;
+export async function publish(run: Publishing, ch: string, kind: PostKind): Promise<void> {
+  const sub = run.model.sub;
   const c = run.channel(ch);
-  const client = await run.client();
+  const client: WebClient = await run.client();
+  const cx: PostContext = { port: run.port, ch, c, client };
   if (kind === "reminder") {
-    await keepReminders(run, ch, client);
+    await keepReminders(run, cx);
     return;
   }
   if (kind === "report") {
-    await postReport(run, ch, client);
+    await postReport(run, cx);
     return;
   }
-  const muted = kind === "card" ? run.mutedCard(ch) : undefined;
+  const muted = kind === "card" ? mutedCard(run.model, ch) : undefined;
   if (muted && c.cardTs) {
     await updateCard(client, ch, c, muted);
-    await run.save();
+    await run.port.save();
     return;
   }
   if (!sub) return;
   if (kind === "card") {
-    const card = renderCard(sub, run.live, ch);
+    const card = renderCard(sub, run.model.live, ch);
     if (!card) return;
     if (!c.cardTs) {
-      const since = c.cardPosting;
-      const found =
-        since === undefined
-          ? undefined
-          : await lookup(run, ch, "card", (progress) =>
-              findCard(client, ch, run.eventId, since, progress),
-            );
-      if (found) {
-        // The previous post went out; its answer was lost (crash, timeout): adopt it.
-        c.cardTs = found.ts;
-        if (found.hash) c.cardHash = found.hash;
-        else delete c.cardHash;
-      } else {
-        c.cardPosting = Date.now();
-        await markSaved(run);
-        const res = await unlessRefused(
-          client.chat.postMessage({
-            channel: ch,
-            text: card.text,
-            blocks: card.blocks,
-            ...NO_UNFURL,
-            metadata: cardMetadata(run.eventId, card.hash),
-          }),
-          () => delete c.cardPosting,
-        );
-        if (!res.ts) throw new Error("chat.postMessage answered without a ts");
-        c.cardTs = res.ts;
-        c.cardHash = card.hash;
-      }
-      delete c.cardPosting;
-      // A new card has a new thread: whatever refused the old one does not hold for it.
-      delete c.threadBlocked;
-      await run.save();
-      void run.mirrorCard(ch, c.cardTs);
+      await postOnce(run.port, ch, firstCard(cx, card));
+      if (c.cardTs) void run.mirrorCard(ch, c.cardTs);
       return;
     }
     // Someone deleted the card: it is forgotten, and a new one is posted rather than keep failing.
     await updateCard(client, ch, c, card);
-    await run.save();
+    await run.port.save();
     return;
   }
   if (!c.cardTs) return;
   const cardTs = c.cardTs;
   if (kind === "counter") {
-    const text = run.counterText();
+    const text = counterOf(run.model.live);
     if (c.counterTs) {
       await client.chat.update({ channel: ch, ts: c.counterTs, text });
       c.counterHash = text;
-      await run.save();
+      await run.port.save();
       return;
     }
-    const since = c.counterPosting;
-    const found =
-      since === undefined
-        ? undefined
-        : await lookup(run, ch, "counter", (progress) =>
-            findCounter(client, ch, cardTs, run.eventId, since, progress),
-          );
-    if (found) {
-      // Posted before the answer was lost: adopt it; the next turn brings its text up to date.
-      c.counterTs = found;
-      delete c.counterHash;
-    } else {
-      c.counterPosting = Date.now();
-      await markSaved(run);
-      const res = await unlessRefused(
-        client.chat.postMessage({
-          channel: ch,
-          thread_ts: cardTs,
-          text,
-          ...NO_UNFURL,
-          metadata: counterMetadata(run.eventId),
-        }),
-        () => delete c.counterPosting,
-      );
-      if (res.ts) c.counterTs = res.ts;
-      c.counterHash = text;
-    }
-    delete c.counterPosting;
-    await run.save();
+    await postOnce(run.port, ch, counter(cx, cardTs, text));
     return;
   }
-  const inflight = c.digestPosting;
-  if (inflight) {
-    const found = await lookup(run, ch, "digest", (progress) =>
-      findDigest(client, ch, cardTs, run.eventId, inflight.seq, inflight.at, progress),
+  await postOnce(
+    run.port,
+    ch,
+    digest(cx, cardTs, async (taken) =>
+      digestText(
+        noiseOf(sub, ch),
+        taken,
+        { present: run.model.live.current()?.present ?? 0 },
+        await run.emailsShown(),
+      ),
+    ),
+  );
+}
+
+/** The attendance report an ended instance still owes the channel (posts/report.ts). */
+async function postReport(run: Publishing, cx: PostContext): Promise<void> {
+  const { ch, c } = cx;
+  const { sub, live } = run.model;
+  if (!c.cardTs) return;
+  const instanceId = reportDue(run.model, ch);
+  const inst = instanceId === undefined ? undefined : live.instances.get(instanceId);
+  const due =
+    sub && inst && instanceId !== undefined
+      ? {
+          instanceId,
+          draw: async () => {
+            const zone = zoneOf(sub.event);
+            const snap = { ...snapshotOf(inst), ...(zone ? { zone } : {}) };
+            const files = await renderReport(snap, Date.now(), await run.emailsShown());
+            return { files, text: reportText(eventOf(sub)?.title ?? "event", files.figures) };
+          },
+        }
+      : undefined;
+  // Nothing owed and nothing left in flight: nothing to do.
+  if (!due && !c.reportPosting) return;
+  try {
+    await postOnce(run.port, ch, report(cx, c.cardTs, due, run.shareSettleMs));
+  } catch (err) {
+    // A refusal (no files:write yet, uploads disabled) costs the report, not the channel's card.
+    // One that passes (a limit, Slack's own trouble) is tried again, like a 429.
+    // A posting limit (a locked thread) stops the thread's posts until notified again, and the
+    // report waits with them (refusedPart).
+    if (!due || !isPlatformError(err) || isRateLimited(err) || isPassingRefusal(err)) throw err;
+    if (slackErrorName(err) === "posting_to_channel_denied") throw err;
+    run.port.logger.warn(
+      { channel: ch, eventId: run.port.eventId, error: slackErrorName(err) },
+      "live: Slack refused the attendance report's upload; it is not tried again",
     );
-    if (found) {
-      // Posted before the answer was lost: take out what it took, post nothing.
-      digested(c, inflight.taken);
-      await run.save();
-      return;
-    }
+    reported(c, due.instanceId);
+    await run.port.save();
   }
-  // Not posted (or not found): the notices it would have taken are still pending; the same
-  // seq goes out with everything pending now.
-  const taken: Pending = structuredClone(c.pending);
-  const text = digestText(
-    noiseOf(sub, ch),
-    taken,
-    { present: run.live.current()?.present ?? 0 },
-    await run.emailsShown(),
-  );
-  const seq = inflight?.seq ?? c.seq + 1;
-  c.seq = seq;
-  c.digestPosting = { seq, taken, at: Date.now() };
-  await markSaved(run);
-  await unlessRefused(
-    client.chat.postMessage({
-      channel: ch,
-      thread_ts: cardTs,
-      text,
-      // Attendees' names are outside text: shown verbatim, never unfurled.
-      blocks: verbatimSections(text),
-      ...NO_UNFURL,
-      metadata: digestMetadata(run.eventId, seq, taken),
-    }),
-    () => delete c.digestPosting,
-  );
-  digested(c, taken);
-  await run.save();
 }

@@ -1,10 +1,26 @@
+import type { WebClient } from "@slack/web-api";
 import { NO_UNFURL, shownAsWritten } from "../blocks/kit.ts";
+import type { LiveSubscription } from "../domain/subscription.ts";
 import { eventOf } from "../domain/subscription.ts";
 import { userText } from "../domain/text.ts";
+import type { Logger } from "../log.ts";
+import type { Store } from "../store/index.ts";
 import { emptyPending } from "./digest.ts";
-import type { EventRun } from "./event-run.ts";
 import type { ChannelPosting } from "./live-record.ts";
-import type { PostKind } from "./publisher.ts";
+import type { PostKind } from "./planner.ts";
+
+/** What a refusal's bookkeeping is handed by the event's runner (event-run.ts). */
+export interface RefusalPort {
+  readonly team: string;
+  readonly eventId: string;
+  readonly sub: LiveSubscription | undefined;
+  /** The channel's posting state, made when missing. */
+  channel(ch: string): ChannelPosting;
+  save(): Promise<void>;
+  client(): Promise<WebClient>;
+  readonly store: Pick<Store, "events">;
+  readonly logger: Logger;
+}
 
 /** Slack's refusals of a channel's posts, in words an organizer can act on. */
 const WHY: Readonly<Record<string, string>> = {
@@ -52,7 +68,7 @@ export function refusedPart(kind: PostKind, error: string): "card" | "thread" {
  * waiting for it are dropped; the organizer is told.
  */
 export async function blockPosts(
-  run: EventRun,
+  run: RefusalPort,
   ch: string,
   error: string,
   part: "card" | "thread",
@@ -63,7 +79,7 @@ export async function blockPosts(
   c.pending = emptyPending();
   delete c.digestPosting;
   delete c.counterPosting;
-  run.engine.deps.logger.warn(
+  run.logger.warn(
     { channel: ch, error, eventId: run.eventId, part },
     "live: Slack refuses posts to this channel; they stop until it is notified again",
   );
@@ -83,7 +99,7 @@ export function unblock(c: ChannelPosting): void {
  * retried (the channel's own state already says it is blocked).
  */
 async function tellOrganizerRefused(
-  run: EventRun,
+  run: RefusalPort,
   channel: string,
   error: string,
   part: "card" | "thread",
@@ -92,11 +108,11 @@ async function tellOrganizerRefused(
   // (nothing can be sent), nor the app's own mistake (invalid_blocks, …), which is logged.
   const why = Object.hasOwn(WHY, error) ? WHY[error] : undefined;
   if (why === undefined) return;
-  const { deps } = run.engine;
+  const deps = run;
   try {
     const record = await deps.store.events.get(run.team, run.eventId);
     if (!record || record.cancelled) return;
-    const event = run.sub ? eventOf(run.sub.sub) : undefined;
+    const event = run.sub ? eventOf(run.sub) : undefined;
     const title = event ? `*${userText(event.title, 200)}*` : "your event";
     const client = await run.client();
     const stopped =

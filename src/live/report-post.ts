@@ -1,40 +1,26 @@
-import type { WebClient } from "@slack/web-api";
-import { reportText } from "../blocks/report.ts";
-import {
-  hasBegun,
-  instanceEndedAt,
-  occurrenceEnd,
-  QUIET_END_MS,
-  quietEndDue,
-} from "../domain/instance-end.ts";
+import { hasBegun, instanceEndedAt, QUIET_END_MS, quietEndDue } from "../domain/instance-end.ts";
 import type { InstanceSnapshot } from "../domain/report.ts";
-import { asLiveSub, eventOf } from "../domain/subscription.ts";
-import { fileStem, renderReport, uploadReport } from "../report-upload.ts";
-import {
-  isPassingRefusal,
-  isPlatformError,
-  isRateLimited,
-  slackErrorName,
-} from "../slack-errors.ts";
-import { type Event, eventSchema } from "../upstream/events/schemas.ts";
-import type { LiveEngine } from "./engine.ts";
-import type { EventRun } from "./event-run.ts";
-import { LookupThrottled } from "./post-errors.ts";
-import { lookup, markSaved, methodCall, unlessRefused } from "./publisher.ts";
-import { findReport } from "./recover.ts";
-import type { InstanceLive } from "./state.ts";
+import { asLiveSub, type LiveSubscription } from "../domain/subscription.ts";
+import type { Store } from "../store/index.ts";
+import { scheduledEndOf } from "./planner.ts";
+import type { EventLive, InstanceLive } from "./state.ts";
+
+/** Where the figures of an event are read: its owner's memory here, else the store (engine.ts). */
+export interface FiguresSource {
+  readonly runs: ReadonlyMap<
+    string,
+    { readonly live: EventLive; readonly sub: { sub: LiveSubscription } | undefined }
+  >;
+  loadLive(team: string, eventId: string): Promise<{ live: EventLive }>;
+  readonly deps: { readonly store: Pick<Store, "events" | "subscriptions"> };
+  readonly options: { readonly quietMs: number };
+}
 
 /**
- * The attendance report in the card's thread, posted once per instance and channel when the
- * instance ends. "Once" holds across a crash and across processes sharing a store: only the
- * event's owner posts (its lease), and the channel's live record names the instances reported.
- * A report whose upload had no recorded outcome (a kill mid-upload, a lost answer) is looked for
- * in the card's thread first (its files are named after the event and instance), as cards and
- * digests are (recover.ts): found, it is recorded; not found, it is posted.
+ * An instance as the attendance report and the figures other surfaces show see it: its
+ * snapshot, the event's zone, and when it ended (the quiet rule applied now when the owner has
+ * not recorded it yet). Posting the report is a post kind like the others (posts/report.ts).
  */
-
-/** Reported instance ids kept per channel (the engine keeps MAX_INSTANCES instances). */
-const REPORTED_KEPT = 10;
 
 export function snapshotOf(inst: InstanceLive): InstanceSnapshot {
   const attendees = [];
@@ -58,7 +44,7 @@ export function snapshotOf(inst: InstanceLive): InstanceSnapshot {
 
 /** The current instance's snapshot: the owner's memory if this process owns the event, else the store's. */
 export async function engineSnapshot(
-  engine: LiveEngine,
+  engine: FiguresSource,
   team: string,
   eventId: string,
 ): Promise<InstanceSnapshot | undefined> {
@@ -83,7 +69,7 @@ export function zoneOf(event: unknown): string | undefined {
 
 /** The subscription's copy of the event: the owner's, else the store's. */
 export async function eventSnapshotOf(
-  engine: LiveEngine,
+  engine: FiguresSource,
   team: string,
   eventId: string,
 ): Promise<unknown> {
@@ -101,7 +87,7 @@ export async function eventSnapshotOf(
  * due and the owner's lane recording it, or with no owner yet) the rule applied now.
  */
 export function endedAtOf(
-  engine: LiveEngine,
+  engine: FiguresSource,
   inst: InstanceLive,
   /** The subscription's copy of the event (eventSnapshotOf). */
   event: unknown,
@@ -109,36 +95,6 @@ export function endedAtOf(
   if (inst.endedAt !== undefined || !hasBegun(inst)) return inst.endedAt;
   const end = scheduledEndOf(event, inst);
   return instanceEndedAt(inst, end, Date.now(), engine.options.quietMs);
-}
-
-/**
- * The third way an instance ends (instance-end.ts): its occurrence's scheduled end passed and
- * nothing arrived for the quiet period after it (and after the last message). Records it, once
- * due; returns when to look again, if ever.
- */
-export function checkScheduledEnd(run: EventRun, now: number): number | undefined {
-  const inst = run.live.current();
-  const sub = run.sub?.sub;
-  if (!inst || !sub || sub.cancelled) return undefined;
-  const before = inst.endedAt;
-  const next = endIfQuiet(inst, scheduledEndOf(sub.event, inst), now, run.engine.options.quietMs);
-  if (before === undefined && inst.endedAt !== undefined) run.ended();
-  return next;
-}
-
-/** Per instance: its occurrence's scheduled end, for one event snapshot (nextAction is hot). */
-const ends = new WeakMap<InstanceLive, { event: unknown; end: number | undefined }>();
-
-/** The scheduled end of the occurrence `inst` belongs to, by the subscription's event snapshot. */
-export function scheduledEndOf(event: unknown, inst: InstanceLive): number | undefined {
-  const hit = ends.get(inst);
-  if (hit && hit.event === event) return hit.end;
-  const parsed = typeof event === "object" && event ? eventSchema.safeParse(event) : undefined;
-  // First heard of: its first state change, else (attendees only) its last message.
-  const heardAt = inst.marks[0]?.[1] ?? inst.lastAt;
-  const end = parsed?.success ? occurrenceEnd(parsed.data as Event, heardAt) : undefined;
-  ends.set(inst, { event, end });
-  return end;
 }
 
 /** Ends a begun instance whose scheduled end and last message are quietMs past; else when to look. */
@@ -155,93 +111,4 @@ export function endIfQuiet(
   inst.endedAt = at;
   inst.marks.push(["ENDED", at]);
   return undefined;
-}
-
-/** The ended instance whose report this channel still owes, if any. */
-export function reportDue(run: EventRun, ch: string): string | undefined {
-  const c = run.channel(ch);
-  if (!c.cardTs) return undefined;
-  for (const id of run.live.order) {
-    const inst = run.live.instances.get(id);
-    if (!inst || inst.endedAt === undefined) continue;
-    if (inst.unique === 0 && inst.state === undefined) continue;
-    if (c.reported?.includes(id)) continue;
-    return id;
-  }
-  return undefined;
-}
-
-function reported(run: EventRun, ch: string, instanceId: string): void {
-  const c = run.channel(ch);
-  c.reported = [...(c.reported ?? []), instanceId].slice(-REPORTED_KEPT);
-  delete c.reportPosting;
-}
-
-/** When a report share marked at `mark.at` has surely landed, if it was made at all. */
-export function reportSettledAt(run: EventRun, mark: { at: number }): number {
-  return mark.at + run.engine.options.shareSettleMs;
-}
-
-export async function postReport(run: EventRun, ch: string, client: WebClient): Promise<void> {
-  const c = run.channel(ch);
-  const sub = run.sub?.sub;
-  const mark = c.reportPosting;
-  if (mark && c.cardTs) {
-    // Its upload had no recorded outcome (a crash, a lost answer): look in the thread first.
-    const cardTs = c.cardTs;
-    const found = await lookup(run, ch, "report", (progress) =>
-      methodCall(
-        findReport(client, ch, cardTs, fileStem(run.eventId, mark.instanceId), mark.at, progress),
-      ),
-    );
-    if (found) {
-      reported(run, ch, mark.instanceId);
-      await run.save();
-      return;
-    }
-    // Slack shares an upload asynchronously (its answer comes before the message): a report
-    // not in the thread yet may still land. The lane looks only once it has settled (nextAction
-    // in event-run.ts); should it come earlier, it looks again then.
-    const settled = reportSettledAt(run, mark);
-    if (Date.now() < settled) throw new LookupThrottled(settled - Date.now(), "settling");
-    delete c.reportPosting;
-  }
-  const instanceId = reportDue(run, ch);
-  const inst = instanceId === undefined ? undefined : run.live.instances.get(instanceId);
-  if (!sub || !inst || !c.cardTs || instanceId === undefined) return;
-  const zone = zoneOf(sub.event);
-  const snap = { ...snapshotOf(inst), ...(zone ? { zone } : {}) };
-  const files = await renderReport(snap, Date.now(), await run.emailsShown());
-  const title = eventOf(sub)?.title ?? "event";
-  try {
-    await unlessRefused(
-      uploadReport(
-        client,
-        { channel: ch, threadTs: c.cardTs },
-        fileStem(run.eventId, instanceId),
-        reportText(title, files.figures),
-        files,
-        // Marked just before the share (drawing and the byte uploads share nothing), so the
-        // mark's time is the share's: what a lookup after a lost answer waits from.
-        async () => {
-          c.reportPosting = { instanceId, at: Date.now() };
-          await markSaved(run);
-        },
-      ),
-      () => delete c.reportPosting,
-    );
-  } catch (err) {
-    // A refusal (no files:write yet, uploads disabled) costs the report, not the channel's card.
-    // One that passes (a limit, Slack's own trouble) is tried again, like a 429.
-    // A posting limit (a locked thread) stops the thread's posts until notified again, and the
-    // report waits with them (refusedPart).
-    if (!isPlatformError(err) || isRateLimited(err) || isPassingRefusal(err)) throw err;
-    if (slackErrorName(err) === "posting_to_channel_denied") throw err;
-    run.engine.deps.logger.warn(
-      { channel: ch, eventId: run.eventId, error: slackErrorName(err) },
-      "live: Slack refused the attendance report's upload; it is not tried again",
-    );
-  }
-  reported(run, ch, instanceId);
-  await run.save();
 }

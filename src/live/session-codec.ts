@@ -1,4 +1,4 @@
-import type { InstanceLive, Person } from "./state.ts";
+import type { InstanceLive, Person } from "./instance.ts";
 
 /**
  * How an instance's sessions are stored: one line per endpoint,

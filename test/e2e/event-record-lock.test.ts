@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { fetchEvent } from "../../src/domain/event-lifecycle.ts";
 import { EVENT_LOCK_MS, eventLockKey, withEventLock } from "../../src/domain/event-lock.ts";
-import { fetchEvent, patchRecord } from "../../src/domain/event-record.ts";
+import { patchRecord } from "../../src/domain/event-record.ts";
 import { type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { seedEvent } from "../helpers/live-fixtures.ts";
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { onEventCancelled } from "../../src/domain/subscriptions.ts";
+import { onEventCancelled } from "../../src/domain/event-lifecycle.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { cardTsOf } from "../helpers/live-card.ts";
 import { digestTotals, eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { onEventCancelled, onEventEdited } from "../../src/domain/subscriptions.ts";
+import { onEventCancelled, onEventEdited } from "../../src/domain/event-lifecycle.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";

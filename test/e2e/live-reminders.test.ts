@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { onEventCancelled, onEventEdited } from "../../src/domain/event-lifecycle.ts";
 import { patchRecord } from "../../src/domain/event-record.ts";
 import { reconcileEvents } from "../../src/domain/reconcile.ts";
-import { onEventCancelled, onEventEdited } from "../../src/domain/subscriptions.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";

@@ -85,7 +85,7 @@ afterAll(async () => {
 describe("production start (npm run build, node dist/main.js)", () => {
   it("installs production dependencies only: no TypeScript loader, no emulator, no test tools", () => {
     expect(existsSync(join(dir, "dist/main.js"))).toBe(true);
-    expect(existsSync(join(dir, "dist/live/thread-main.js"))).toBe(true);
+    expect(existsSync(join(dir, "dist/live/worker-main.js"))).toBe(true);
     for (const dev of ["tsx", "typescript", "vitest", "@onair/slack-emulator", "@biomejs/biome"]) {
       expect({ dev, installed: existsSync(join(dir, "node_modules", dev)) }).toEqual({
         dev,

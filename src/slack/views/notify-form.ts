@@ -4,7 +4,7 @@ import { buildNotifyForm, readNotifyForm } from "../../blocks/dialogs.ts";
 import type { ViewStateValues } from "../../blocks/view-state.ts";
 import type { Actor } from "../../domain/directory.ts";
 import { isUserMistake } from "../../domain/errors.ts";
-import { loadManaged } from "../../domain/event-record.ts";
+import { loadManaged } from "../../domain/event-lifecycle.ts";
 import { fieldTextOf, notifyChannel, requireLiveChannel } from "../../domain/notify.ts";
 import { userText } from "../../domain/text.ts";
 import { NOTIFY_FIELDS, VIEWS } from "../../ids.ts";

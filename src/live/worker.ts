@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { FromThread, ThreadInit } from "./thread-protocol.ts";
+import type { FromWorker, WorkerInit } from "./worker-protocol.ts";
 
 /**
  * tsx's ESM API (its `register`), found from this file rather than from the working directory
@@ -31,14 +31,14 @@ const LIMITS = { maxYoungGenerationSizeMb: 16 };
 
 /**
  * Starts the engine's worker thread and resolves once it serves. From TypeScript sources (tsx,
- * vitest) the thread loads tsx first; from the compiled build it runs thread-main.js as is.
+ * vitest) the thread loads tsx first; from the compiled build it runs worker-main.js as is.
  */
-export function spawnLiveThread(
-  init: ThreadInit,
-  onMessage: (m: FromThread) => void,
+export function spawnLiveWorker(
+  init: WorkerInit,
+  onMessage: (m: FromWorker) => void,
 ): Promise<Worker> {
   const source = import.meta.url.endsWith(".ts");
-  const entry = new URL(source ? "./thread-main.ts" : "./thread-main.js", import.meta.url);
+  const entry = new URL(source ? "./worker-main.ts" : "./worker-main.js", import.meta.url);
   const tsx = source ? tsxEsmApi() : undefined;
   const worker = tsx
     ? new Worker(
@@ -51,7 +51,7 @@ export function spawnLiveThread(
     const exited = (code: number) => reject(new Error(`the live thread exited with ${code}`));
     worker.once("error", failed);
     worker.once("exit", exited);
-    worker.on("message", (m: FromThread) => {
+    worker.on("message", (m: FromWorker) => {
       if (m.t === "ready") {
         worker.off("error", failed);
         worker.off("exit", exited);

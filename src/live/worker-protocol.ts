@@ -4,10 +4,10 @@ import type { LiveEngineOptions } from "./engine.ts";
 
 /**
  * The messages between the app's main thread (the HTTP routes, Bolt) and the live engine's
- * worker thread (thread.ts starts it, thread-main.ts is its entry). Plain data only.
+ * worker thread (worker.ts starts it, worker-main.ts is its entry). Plain data only.
  */
 
-export interface ThreadInit {
+export interface WorkerInit {
   storeUrl: string;
   storeNamespace: string | undefined;
   /** The store's encryption key (32 bytes). */
@@ -22,7 +22,7 @@ export interface ThreadInit {
   wantsNudge: SharedArrayBuffer;
 }
 
-export type ToThread =
+export type ToWorker =
   | { t: "nudge" }
   | { t: "figures" | "snapshot"; id: number; team: string; eventId: string }
   | { t: "announce"; id: number; team: string; channel: string; text: string }
@@ -31,7 +31,7 @@ export type ToThread =
 
 export type MetricName = "slackCalls" | "queueDepth";
 
-export type FromThread =
+export type FromWorker =
   | { t: "ready" }
   | { t: "log"; line: string }
   | { t: "metric"; name: MetricName; labels: Record<string, string>; value?: number }

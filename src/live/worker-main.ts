@@ -8,18 +8,19 @@ import { type EngineDeps, LiveEngine } from "./engine.ts";
 import { LIVE_REPOSITORIES } from "./live-record.ts";
 import { NudgeGate } from "./nudge-gate.ts";
 import { engineSnapshot } from "./report-post.ts";
-import type { FromThread, MetricName, ThreadInit, ToThread } from "./thread-protocol.ts";
+import type { FromWorker, MetricName, ToWorker, WorkerInit } from "./worker-protocol.ts";
+import { WorkerTokens } from "./worker-tokens.ts";
 
 /**
  * The live engine's worker thread: its own store connection, its own Slack clients, the engine,
- * and messages to and from the main thread (thread-protocol.ts). Draining the outbox and posting
+ * and messages to and from the main thread (worker-protocol.ts). Draining the outbox and posting
  * never run on the event loop that answers webhooks and Slack.
  */
 
 const port = parentPort;
-if (!port) throw new Error("thread-main.ts runs only as a worker thread");
-const init = workerData as ThreadInit;
-const send = (m: FromThread) => port.postMessage(m);
+if (!port) throw new Error("worker-main.ts runs only as a worker thread");
+const init = workerData as WorkerInit;
+const send = (m: FromWorker) => port.postMessage(m);
 
 const logger = createLogger({
   level: init.logLevel as LogLevel,
@@ -39,13 +40,15 @@ const tokenWaits = new Map<
   { team: string; resolve(t: string): void; reject(e: Error): void }
 >();
 /** Installed tokens come from the main thread (which refreshes rotating ones), per workspace. */
-function tokenFor(team: string): Promise<string> {
+function askToken(team: string): Promise<string> {
   const id = nextId++;
   return new Promise((resolve, reject) => {
     tokenWaits.set(id, { team, resolve, reject });
     send({ t: "token", id, team });
   });
 }
+/** Reused for a moment (worker-tokens.ts): no round trip to the main thread per post. */
+const tokens = new WorkerTokens(askToken);
 
 const clients = new Map<string, WebClient>();
 const closers: Array<() => Promise<void> | void> = [];
@@ -73,7 +76,7 @@ const deps: EngineDeps = {
   },
   now: Date.now,
   async bulkClient(team) {
-    const token = await tokenFor(team);
+    const token = await tokens.token(team);
     const cached = clients.get(team);
     if (cached && cached.token === token) return cached;
     // Never retries and never queues behind a 429: the engine paces and retries itself.
@@ -101,7 +104,7 @@ const deps: EngineDeps = {
 
 const engine = new LiveEngine(deps, init.engine);
 
-port.on("message", (m: ToThread) => {
+port.on("message", (m: ToWorker) => {
   switch (m.t) {
     case "nudge":
       engine.nudge();
@@ -141,6 +144,7 @@ port.on("message", (m: ToThread) => {
     case "stop":
       void (async () => {
         await engine.stop();
+        tokens.clear();
         for (const fn of closers.reverse()) await Promise.resolve(fn()).catch(() => undefined);
         await store.close().catch(() => undefined);
         send({ t: "stopped" });

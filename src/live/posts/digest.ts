@@ -1,0 +1,57 @@
+import { NO_UNFURL, verbatimSections } from "../../blocks/kit.ts";
+import { type Pending, subtract } from "../digest.ts";
+import type { ChannelPosting, DigestPosting } from "../live-record.ts";
+import type { PostSpec } from "../post-once.ts";
+import { digestMetadata, findDigest } from "../recover.ts";
+import type { PostContext } from "./context.ts";
+
+function digested(c: ChannelPosting, taken: Pending): void {
+  c.pending = subtract(c.pending, taken);
+  delete c.digestPosting;
+  c.lastThreadAt = Date.now();
+}
+
+/**
+ * A digest in the card's thread: exactly what was pending when it went out, under a sequence
+ * number. Not found after a lost answer, the same seq goes out with everything pending now.
+ */
+export function digest(
+  { port, ch, c, client }: PostContext,
+  cardTs: string,
+  textOf: (taken: Pending) => Promise<string>,
+): PostSpec<DigestPosting, string, void> {
+  return {
+    kind: "digest",
+    marked: () => c.digestPosting,
+    find: (mark, progress) =>
+      findDigest(client, ch, cardTs, port.eventId, mark.seq, mark.at, progress),
+    // Posted before the answer was lost: take out what it took, post nothing.
+    adopt: (_ts, mark) => digested(c, mark.taken),
+    mark: (now) => {
+      const seq = c.digestPosting?.seq ?? c.seq + 1;
+      c.seq = seq;
+      c.digestPosting = { seq, taken: structuredClone(c.pending), at: now };
+    },
+    unmark: () => {
+      delete c.digestPosting;
+    },
+    call: async () => {
+      const mark = c.digestPosting;
+      if (!mark) throw new Error("live: a digest went to be posted without its mark");
+      const text = await textOf(mark.taken);
+      await client.chat.postMessage({
+        channel: ch,
+        thread_ts: cardTs,
+        text,
+        // Attendees' names are outside text: shown verbatim, never unfurled.
+        blocks: verbatimSections(text),
+        ...NO_UNFURL,
+        metadata: digestMetadata(port.eventId, mark.seq, mark.taken),
+      });
+    },
+    record: () => {
+      const mark = c.digestPosting;
+      if (mark) digested(c, mark.taken);
+    },
+  };
+}
