@@ -1,5 +1,6 @@
 // The live-event panel: drive an event at the sandbox (states, attendees, faults) and read what
 // the app made of it.
+import { ctxBase } from "./context.js";
 import { fill, h } from "./dom.js";
 import { $, api, S, toast } from "./state.js";
 
@@ -66,20 +67,37 @@ export function renderLive() {
         ),
   );
   const log = $("#live-log");
-  if (log.dataset.n !== String(S.log.length)) {
-    log.dataset.n = String(S.log.length);
+  // In the acting person's zone, as every other time on the page, not the browser's: switching
+  // who acts draws the lines again.
+  const tz = ctxBase().tz;
+  const key = `${S.log.length} ${tz}`;
+  if (log.dataset.key !== key) {
+    log.dataset.key = key;
+    const clock = new Intl.DateTimeFormat("en-US", {
+      timeZone: tz,
+      hour: "numeric",
+      minute: "2-digit",
+      second: "2-digit",
+    });
     fill(
       log,
       ...S.log
         .slice(-8)
         .reverse()
-        .map((l) => h("div", { class: `log-line ${l.ok ? "" : "bad"}` }, l.text)),
+        .map((l) =>
+          h(
+            "div",
+            { class: `log-line ${l.ok ? "" : "bad"}` },
+            h("time", { datetime: new Date(l.at).toISOString(), title: tz }, clock.format(l.at)),
+            ` ${l.text}`,
+          ),
+        ),
     );
   }
 }
 
 function logLine(text, ok = true) {
-  S.log.push({ text: `${new Date().toLocaleTimeString()} ${text}`, ok });
+  S.log.push({ at: Date.now(), text, ok });
   renderLive();
 }
 
