@@ -82,6 +82,8 @@ export const StateControl = z.strictObject({
 export const AttendeesControl = z
   .strictObject({
     eventId: z.string().min(1).max(200),
+    /** The workspace whose event it is (an org has two); default the playground's own. */
+    team: id.optional(),
     join: z.array(z.string().min(1).max(100)).max(100).optional(),
     /** The event's panelists or moderators join, by their e-mails (the card's "Panelists in"). */
     role: z.enum(["panelist", "moderator"]).optional(),

@@ -172,7 +172,7 @@ export function wireLive() {
     if (!names.length) return toast("Type one or more names, separated by commas.");
     control(
       "control/attendees",
-      { eventId: S.liveEvent, join: names },
+      { eventId: S.liveEvent, join: names, team: S.state.team.id },
       (o) =>
         `${o.joined} joined${o.alreadyPresent ? ` (${o.alreadyPresent} already here, not counted again)` : ""}, ${o.delivered} delivered, ${o.activeAttendeeCount} present`,
     );
@@ -181,7 +181,7 @@ export function wireLive() {
     b.addEventListener("click", () =>
       control(
         "control/attendees",
-        { eventId: S.liveEvent, role: b.dataset.role },
+        { eventId: S.liveEvent, role: b.dataset.role, team: S.state.team.id },
         (o) => `${o.joined} ${b.dataset.role}s joined, ${o.activeAttendeeCount} present`,
       ),
     );
@@ -189,7 +189,7 @@ export function wireLive() {
   $("#live-burst").addEventListener("click", () =>
     control(
       "control/attendees",
-      { eventId: S.liveEvent, count: Number($("#live-count").value) },
+      { eventId: S.liveEvent, count: Number($("#live-count").value), team: S.state.team.id },
       (o) =>
         `burst: ${o.joined} joined, ${o.delivered} delivered, ${o.failed} failed, ${o.activeAttendeeCount} present`,
     ),
@@ -197,7 +197,7 @@ export function wireLive() {
   $("#live-leave").addEventListener("click", () =>
     control(
       "control/attendees",
-      { eventId: S.liveEvent, leave: Number($("#live-leave-count").value) },
+      { eventId: S.liveEvent, leave: Number($("#live-leave-count").value), team: S.state.team.id },
       (o) => `${o.left} left, ${o.activeAttendeeCount} present`,
     ),
   );

@@ -1,12 +1,19 @@
 // The top bar (who acts, in which zone) and the sidebar (the app, the channels, what is unread).
 import { avatar } from "./context.js";
 import { fill, h } from "./dom.js";
-import { $, api, render, S, toast } from "./state.js";
+import { $, api, refresh, render, S, toast } from "./state.js";
 
 export function renderTop() {
   const sel = $("#acting");
-  const people = S.state.users.filter((u) => !u.is_bot);
-  if (sel.options.length !== people.length) {
+  const st = S.state;
+  // In an org (two workspaces), the people of the workspace looked at; else everyone.
+  const workspaces = st.workspaces ?? [st.team];
+  const people = st.users.filter(
+    (u) => !u.is_bot && (workspaces.length < 2 || u.team_id === st.team.id),
+  );
+  const peopleKey = people.map((u) => u.id).join(" ");
+  if (sel.dataset.key !== peopleKey) {
+    sel.dataset.key = peopleKey;
     fill(
       sel,
       ...people.map((u) =>
@@ -21,7 +28,43 @@ export function renderTop() {
   sel.value = S.me;
   const me = people.find((u) => u.id === S.me);
   $("#tz").textContent = me ? `times in ${me.tz}` : "";
-  $("#team").textContent = S.state.team.name;
+  $("#team").textContent = st.team.name;
+  $("#ws-name").textContent = st.team.name;
+  const wsSel = $("#workspace");
+  $("#workspace-pick").hidden = workspaces.length < 2;
+  const wsKey = workspaces.map((w) => `${w.id}:${w.name}`).join(" ");
+  if (wsSel.dataset.key !== wsKey) {
+    wsSel.dataset.key = wsKey;
+    fill(wsSel, ...workspaces.map((w) => h("option", { value: w.id }, w.name)));
+  }
+  wsSel.value = st.team.id;
+}
+
+/**
+ * Looks at (and acts in) another workspace of the org: as the person last acting there, else its
+ * first person.
+ */
+export function switchWorkspace(team) {
+  const st = S.state;
+  if (!st || team === st.team.id) return;
+  localStorage.setItem(`onair.me.${st.team.id}`, S.me);
+  const people = st.users.filter((u) => !u.is_bot && u.team_id === team);
+  const last = localStorage.getItem(`onair.me.${team}`);
+  const next = people.find((u) => u.id === last) ?? people[0];
+  if (next) actAs(next.id);
+}
+
+/** Someone else acts: what the page showed for the last one is drawn again for them. */
+export function actAs(user) {
+  S.me = user;
+  localStorage.setItem("onair.me", S.me);
+  S.etag = null;
+  S.feedKey = null;
+  S.modalKey = undefined;
+  S.homeKey = null;
+  S.threadKey = null;
+  if (S.place === "home") api("home", { user: S.me }).catch((er) => toast(er.message));
+  refresh();
 }
 
 export function renderSidebar() {

@@ -1,0 +1,166 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { EVENT_FIELDS as F, VIEWS } from "../../src/ids.ts";
+import type { Playground } from "../../src/playground/runtime.ts";
+import { startTestPlayground } from "../helpers/playground.ts";
+import { createSecretScanner } from "../helpers/secrets.ts";
+
+/**
+ * The playground as an org with two workspaces and the app installed org-wide, through the
+ * page's API: each person acts in their own workspace, and what is scheduled in one is listed
+ * there and not in the other.
+ */
+
+const FIRST = "T0ONAIR";
+const SECOND = "T0SECOND";
+const OMAR = "U0OMAR0ORG"; // the first workspace
+const SAM = "U0SAM0SECOND"; // the second
+const EVENTS = "C0EVENTS"; // shared by both
+
+interface Block {
+  block_id?: string;
+  element?: { type: string; action_id: string };
+}
+interface State {
+  team: { id: string; name: string };
+  workspaces: Array<{ id: string; name: string }>;
+  users: Array<{ id: string; team_id: string }>;
+  channels: Array<{ id: string }>;
+  ephemerals: Array<{ channel: string; text: string; blocks?: unknown }>;
+  modals: Array<{ id: string; callback_id: string; blocks: Block[] }>;
+  events: Array<{ eventId: string; title: string }>;
+}
+
+let dir: string;
+let pg: Playground;
+const logs: string[] = [];
+
+async function call(path: string, body?: unknown) {
+  const res = await fetch(`${pg.app.origin}/playground/api/${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "content-type": "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function state(user: string): Promise<State> {
+  const r = await call(`state?user=${user}`);
+  expect(r.status).toBe(200);
+  return r.body as unknown as State;
+}
+
+/** The schedule form filled in and submitted through the page, as its modal would. */
+async function schedule(user: string, title: string) {
+  expect((await call("command", { user, channel: EVENTS, text: "/onair schedule" })).status).toBe(
+    200,
+  );
+  let form: State["modals"][number] | undefined;
+  await expect
+    .poll(async () => {
+      form = (await state(user)).modals.find(
+        (m) => m.callback_id === VIEWS.event && m.blocks.some((b) => b.block_id === F.title),
+      );
+      return form !== undefined;
+    })
+    .toBe(true);
+  const el = (blockId: string) => {
+    const found = form?.blocks.find((b) => b.block_id === blockId)?.element;
+    if (!found) throw new Error(`no ${blockId} in the form`);
+    return found;
+  };
+  const start = Math.floor(Date.now() / 1000) + 4 * 3600;
+  const pick = (blockId: string, sec: number) => {
+    const e = el(blockId);
+    expect(e.type).toBe("datetimepicker");
+    return { [e.action_id]: { type: e.type, selected_date_time: sec } };
+  };
+  const title_ = el(F.title);
+  const r = await call("submit", {
+    user,
+    view_id: form?.id,
+    values: {
+      [F.title]: { [title_.action_id]: { type: title_.type, value: title } },
+      [F.start]: pick(F.start, start),
+      [F.end]: pick(F.end, start + 3600),
+    },
+  });
+  expect(r.body.outcome).toMatchObject({ action: "closed" });
+}
+
+/** What `/onair list` answered the person, run in the shared channel. */
+async function listFor(user: string): Promise<string> {
+  const before = (await state(user)).ephemerals.length;
+  expect((await call("command", { user, channel: EVENTS, text: "/onair list" })).status).toBe(200);
+  let answer = "";
+  await expect
+    .poll(async () => {
+      const eph = (await state(user)).ephemerals;
+      answer = eph.length > before ? JSON.stringify(eph.at(-1)) : "";
+      return answer !== "";
+    })
+    .toBe(true);
+  return answer;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "onair-pg-org-"));
+  pg = await startTestPlayground(dir, logs, 0, { org: true });
+});
+
+afterAll(async () => {
+  await pg?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("the playground as an org with two workspaces", () => {
+  it("shows each person their own workspace: its people, its channels and the shared ones", async () => {
+    const omar = await state(OMAR);
+    const sam = await state(SAM);
+    expect(omar.workspaces.map((w) => w.id)).toEqual([FIRST, SECOND]);
+    expect(omar.team.id).toBe(FIRST);
+    expect(sam.team).toEqual({ id: SECOND, name: "Second Workspace" });
+    expect(sam.users.find((u) => u.id === SAM)?.team_id).toBe(SECOND);
+    const ids = (s: State) => s.channels.map((c) => c.id);
+    expect(ids(sam)).toEqual(expect.arrayContaining(["C0GENERAL", EVENTS, "C0SECONDHALL"]));
+    expect(ids(sam)).not.toContain("C0TOWNHALL");
+    expect(ids(omar)).toEqual(expect.arrayContaining(["C0GENERAL", EVENTS, "C0TOWNHALL"]));
+    expect(ids(omar)).not.toContain("C0SECONDHALL");
+  });
+
+  it("lists an event scheduled in one workspace there, and not in the other", async () => {
+    await schedule(OMAR, "First workspace all-hands");
+    await expect
+      .poll(async () => (await state(OMAR)).events.map((e) => e.title))
+      .toContain("First workspace all-hands");
+    expect((await state(SAM)).events).toEqual([]);
+    expect(await listFor(OMAR)).toContain("First workspace all-hands");
+    expect(await listFor(SAM)).not.toContain("First workspace all-hands");
+
+    await schedule(SAM, "Second workspace town hall");
+    await expect
+      .poll(async () => (await state(SAM)).events.map((e) => e.title))
+      .toEqual(["Second workspace town hall"]);
+    expect(await listFor(SAM)).toContain("Second workspace town hall");
+    expect(await listFor(OMAR)).not.toContain("Second workspace town hall");
+    // Under each workspace's own team id, never the enterprise's.
+    const titles = async (team: string) =>
+      (await pg.app.store.events.list(team)).map((r) => r.title);
+    expect(await titles(FIRST)).toEqual(["First workspace all-hands"]);
+    expect(await titles(SECOND)).toEqual(["Second workspace town hall"]);
+    expect(await titles("E0ONAIRORG")).toEqual([]);
+  });
+
+  it("turns away a live-panel drive for a workspace the org does not have", async () => {
+    const r = await call("control/attendees", { eventId: "x", team: "T0NOWHERE", join: ["A"] });
+    expect(r).toEqual({ status: 404, body: { error: "no workspace T0NOWHERE here" } });
+  });
+
+  it("leaves no secret in the logs", () => {
+    const scanner = createSecretScanner();
+    scanner.add("log", logs.join(""));
+    expect(scanner.findLeaks(pg.secrets)).toEqual([]);
+  });
+});
