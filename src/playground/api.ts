@@ -27,7 +27,7 @@ import { liveRepo } from "../live/live-record.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import { HELP } from "../slack/commands/help.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
-import { teamOf, workspacesOf } from "./org.ts";
+import { moveTo, teamOf, workspacesOf } from "./org.ts";
 import {
   ActionBody,
   AttendeesControl,
@@ -42,6 +42,7 @@ import {
   ShortcutBody,
   StateControl,
   SubmitBody,
+  WorkspaceBody,
 } from "./requests.ts";
 import { type InstanceView, latestInstance, presentGuids, stateFor } from "./workspace-view.ts";
 
@@ -281,6 +282,16 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         const r = await emulator.driver.event({ type: "app_home_opened", user: b.user });
         changed();
         sendJson(res, 200, { status: r.status });
+        return;
+      }
+      case "workspace": {
+        // An org's member of several workspaces switches the one they act in.
+        const b = await post(WorkspaceBody);
+        user(b.user);
+        if (!moveTo(ws, b.user, b.team)) {
+          throw new BadRequest(`${b.user} is not a member of workspace ${b.team}`, 409);
+        }
+        sendJson(res, 200, { team: b.team });
         return;
       }
       case "calls": {

@@ -38,6 +38,12 @@ export const SECOND_PEOPLE: readonly SeedUser[] = [
   },
 ];
 
+/**
+ * Omar is a member of both workspaces, as people of an org often are: he acts in one at a time
+ * (the page's workspace switch), and Slack names that one in his payloads.
+ */
+export const IN_BOTH: ReadonlySet<string> = new Set(["U0OMAR0ORG"]);
+
 /** Channels both workspaces share (Slack's org-wide channels); the rest stay the first's. */
 const SHARED = new Set(["C0GENERAL", "C0EVENTS"]);
 const secondIds = SECOND_PEOPLE.map((u) => u.id);
@@ -60,6 +66,26 @@ export function orgSeed(botScopes: readonly string[]): WorkspaceSeed {
       },
     ],
   };
+}
+
+/** The workspaces a person is a member of: their own, both for the people IN_BOTH. */
+export function homesOf(ws: Workspace, user: string): string[] {
+  if (!ws.enterprise) return [ws.team.id];
+  if (IN_BOTH.has(user)) return workspacesOf(ws).map((w) => w.id);
+  if (secondIds.includes(user)) return [SECOND_TEAM.id];
+  return [ws.user(user)?.team_id ?? ws.team.id];
+}
+
+/**
+ * The person now acts in `team`, one of theirs. The emulator sends a person's `team_id` in every
+ * payload (and users.info), one per person; a move rewrites it, as Slack's payloads change when
+ * someone switches workspace. False when the person is not a member there.
+ */
+export function moveTo(ws: Workspace, user: string, team: string): boolean {
+  const u = ws.user(user);
+  if (!u || !homesOf(ws, user).includes(team)) return false;
+  (u as { team_id: string }).team_id = team;
+  return true;
 }
 
 /**

@@ -74,6 +74,7 @@ export const ActionBody = z.strictObject({
 export const SubmitBody = z.strictObject({ user: id, view_id: id, values: stateEntry });
 export const CloseBody = z.strictObject({ user: id, view_id: id });
 export const HomeBody = z.strictObject({ user: id });
+export const WorkspaceBody = z.strictObject({ user: id, team: id });
 export const StateControl = z.strictObject({
   eventId: z.string().min(1).max(200),
   state: z.enum(["NOT_STARTED", "PREP_EVENT", "IN_EVENT"]),

@@ -4,7 +4,7 @@
  */
 import type { Channel, Json, Workspace } from "@onair/slack-emulator";
 import type { EventRecord } from "../store/records.ts";
-import { teamOf, workspacesOf } from "./org.ts";
+import { homesOf, teamOf, workspacesOf } from "./org.ts";
 
 export function presentGuids(out: Json): string[] {
   const list = Array.isArray(out.present) ? (out.present as Json[]) : [];
@@ -17,8 +17,12 @@ export function presentGuids(out: Json): string[] {
  */
 function inWorkspace(ws: Workspace, c: Channel, team: string): boolean {
   if (!ws.enterprise) return true;
-  const people = [...c.members].filter((m) => !ws.user(m)?.is_bot);
-  return people.length === 0 || people.some((m) => teamOf(ws, m) === team);
+  // People of one workspace say whose a channel is (a member of both says nothing).
+  const homes = [...c.members]
+    .filter((m) => !ws.user(m)?.is_bot)
+    .map((m) => homesOf(ws, m))
+    .filter((h) => h.length === 1);
+  return homes.length === 0 || homes.some((h) => h[0] === team);
 }
 
 function visibleChannels(ws: Workspace, user: string): Channel[] {
@@ -53,6 +57,7 @@ export function stateFor(ws: Workspace, user: string): Json {
       is_admin: u.is_admin,
       is_bot: u.is_bot,
       team_id: u.team_id,
+      workspaces: homesOf(ws, u.id),
     })),
     usergroups: [...ws.usergroups.values()].map((g) => ({
       id: g.id,

@@ -26,7 +26,7 @@ interface Block {
 interface State {
   team: { id: string; name: string };
   workspaces: Array<{ id: string; name: string }>;
-  users: Array<{ id: string; team_id: string }>;
+  users: Array<{ id: string; team_id: string; workspaces: string[] }>;
   channels: Array<{ id: string }>;
   ephemerals: Array<{ channel: string; text: string; blocks?: unknown }>;
   modals: Array<{ id: string; callback_id: string; blocks: Block[] }>;
@@ -151,6 +151,40 @@ describe("the playground as an org with two workspaces", () => {
     expect(await titles(FIRST)).toEqual(["First workspace all-hands"]);
     expect(await titles(SECOND)).toEqual(["Second workspace town hall"]);
     expect(await titles("E0ONAIRORG")).toEqual([]);
+  });
+
+  it("a member of both workspaces lists in each what they scheduled there", async () => {
+    expect((await state(OMAR)).users.find((u) => u.id === OMAR)).toMatchObject({
+      team_id: FIRST,
+      workspaces: [FIRST, SECOND],
+    });
+    const move = (team: string) => call("workspace", { user: OMAR, team });
+    expect(await move(SECOND)).toEqual({ status: 200, body: { team: SECOND } });
+    const there = await state(OMAR);
+    expect(there.team.id).toBe(SECOND);
+    expect(there.channels.map((c) => c.id)).toContain("C0SECONDHALL");
+    expect(there.events.map((e) => e.title)).toEqual(["Second workspace town hall"]);
+    // Scheduled in the first workspace, it is not his in the second.
+    expect(await listFor(OMAR)).not.toContain("First workspace all-hands");
+    await schedule(OMAR, "Omar's second-workspace demo");
+    expect(await listFor(OMAR)).toContain("Omar's second-workspace demo");
+
+    expect((await move(FIRST)).status).toBe(200);
+    const home = await listFor(OMAR);
+    expect(home).toContain("First workspace all-hands");
+    expect(home).not.toContain("Omar's second-workspace demo");
+    expect((await pg.app.store.events.list(SECOND)).map((r) => r.title).sort()).toEqual([
+      "Omar's second-workspace demo",
+      "Second workspace town hall",
+    ]);
+  });
+
+  it("moves no one to a workspace they are not a member of", async () => {
+    expect(await call("workspace", { user: SAM, team: FIRST })).toEqual({
+      status: 409,
+      body: { error: `${SAM} is not a member of workspace ${FIRST}` },
+    });
+    expect((await state(SAM)).team.id).toBe(SECOND);
   });
 
   it("turns away a live-panel drive for a workspace the org does not have", async () => {

@@ -8,9 +8,7 @@ export function renderTop() {
   const st = S.state;
   // In an org (two workspaces), the people of the workspace looked at; else everyone.
   const workspaces = st.workspaces ?? [st.team];
-  const people = st.users.filter(
-    (u) => !u.is_bot && (workspaces.length < 2 || u.team_id === st.team.id),
-  );
+  const people = st.users.filter((u) => !u.is_bot && memberOf(u, st.team.id, workspaces));
   const peopleKey = people.map((u) => u.id).join(" ");
   if (sel.dataset.key !== peopleKey) {
     sel.dataset.key = peopleKey;
@@ -40,22 +38,46 @@ export function renderTop() {
   wsSel.value = st.team.id;
 }
 
+function memberOf(u, team, workspaces) {
+  return workspaces.length < 2 || (u.workspaces ?? [u.team_id]).includes(team);
+}
+
 /**
- * Looks at (and acts in) another workspace of the org: as the person last acting there, else its
- * first person.
+ * Looks at (and acts in) another workspace of the org: the acting person moves there when they
+ * are a member of it, else the person last acting there (or its first person) acts.
  */
-export function switchWorkspace(team) {
+export async function switchWorkspace(team) {
   const st = S.state;
   if (!st || team === st.team.id) return;
   localStorage.setItem(`onair.me.${st.team.id}`, S.me);
-  const people = st.users.filter((u) => !u.is_bot && u.team_id === team);
+  const me = st.users.find((u) => u.id === S.me);
+  if (me && memberOf(me, team, st.workspaces)) {
+    await moveTo(S.me, team);
+    return actAs(S.me, team);
+  }
+  const people = st.users.filter((u) => !u.is_bot && memberOf(u, team, st.workspaces));
   const last = localStorage.getItem(`onair.me.${team}`);
   const next = people.find((u) => u.id === last) ?? people[0];
-  if (next) actAs(next.id);
+  if (next) await actAs(next.id, team);
 }
 
-/** Someone else acts: what the page showed for the last one is drawn again for them. */
-export function actAs(user) {
+async function moveTo(user, team) {
+  try {
+    await api("workspace", { user, team });
+  } catch (e) {
+    toast(e.message);
+  }
+}
+
+/**
+ * Someone else acts: what the page showed for the last one is drawn again for them. A member of
+ * several workspaces picked while looking at one acts in that one.
+ */
+export async function actAs(user, team = S.state?.team.id) {
+  const u = S.state?.users.find((x) => x.id === user);
+  if (u && team && u.team_id !== team && (u.workspaces ?? []).includes(team)) {
+    await moveTo(user, team);
+  }
   S.me = user;
   localStorage.setItem("onair.me", S.me);
   S.etag = null;
