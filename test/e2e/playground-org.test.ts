@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Browser, chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { EVENT_FIELDS as F, VIEWS } from "../../src/ids.ts";
 import type { Playground } from "../../src/playground/runtime.ts";
@@ -35,6 +36,7 @@ interface State {
 
 let dir: string;
 let pg: Playground;
+let browser: Browser | undefined;
 const logs: string[] = [];
 
 async function call(path: string, body?: unknown) {
@@ -111,6 +113,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  await browser?.close();
   await pg?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -190,6 +193,48 @@ describe("the playground as an org with two workspaces", () => {
   it("turns away a live-panel drive for a workspace the org does not have", async () => {
     const r = await call("control/attendees", { eventId: "x", team: "T0NOWHERE", join: ["A"] });
     expect(r).toEqual({ status: 404, body: { error: "no workspace T0NOWHERE here" } });
+  });
+
+  it("switches workspace on the page: the same person, the other workspace's channels and list", async () => {
+    browser = await chromium.launch({
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      args: ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"],
+    });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    page.setDefaultTimeout(10_000);
+    await page.goto(pg.url);
+    await page.selectOption('[data-testid="acting-user"]', OMAR);
+    const pick = page.locator('[data-testid="workspace"]');
+    await expect.poll(() => pick.inputValue()).toBe(FIRST);
+    expect(await page.locator("#workspace-pick").isVisible()).toBe(true);
+    const acting = async () =>
+      page
+        .locator('[data-testid="acting-user"] option')
+        .evaluateAll((os) => os.map((o) => (o as unknown as { value: string }).value));
+    expect(await acting()).not.toContain(SAM);
+
+    const listed = async (title: string) => {
+      await page.locator(`[data-place="${EVENTS}"]`).click();
+      const before = await page.locator('[data-testid="ephemeral"]').count();
+      const composer = page.locator('[data-testid="composer"]');
+      await composer.fill("/onair list");
+      await composer.press("Enter");
+      const answers = page.locator('[data-testid="ephemeral"]');
+      await expect.poll(() => answers.count()).toBeGreaterThan(before);
+      return (await answers.last().textContent())?.includes(title);
+    };
+    await page.selectOption('[data-testid="workspace"]', SECOND);
+    await expect.poll(() => page.locator("#team").textContent()).toBe("Second Workspace");
+    expect(await page.locator('[data-testid="acting-user"]').inputValue()).toBe(OMAR);
+    expect(await acting()).toEqual(expect.arrayContaining([OMAR, SAM]));
+    await expect.poll(() => page.locator('[data-place="C0SECONDHALL"]').count()).toBe(1);
+    expect(await page.locator('[data-place="C0TOWNHALL"]').count()).toBe(0);
+    expect(await listed("First workspace all-hands")).toBe(false);
+
+    await page.selectOption('[data-testid="workspace"]', FIRST);
+    await expect.poll(() => page.locator("#team").textContent()).toBe("On Air Playground");
+    expect(await listed("First workspace all-hands")).toBe(true);
   });
 
   it("leaves no secret in the logs", () => {

@@ -68,6 +68,8 @@ describe("playground times in a browser of another zone", () => {
       BROWSER_ZONE,
     );
     await expect.poll(() => page.locator("#tz").textContent()).toBe("times in Europe/Berlin");
+    // One workspace (no PLAYGROUND_ORG): no workspace switch.
+    expect(await page.locator("#workspace-pick").isVisible()).toBe(false);
     const from = Date.now();
     await page.click("#fault-clear");
     const line = page.locator('[data-testid="live-log"] .log-line').first();
