@@ -243,3 +243,26 @@ describe("the playground as an org with two workspaces", () => {
     expect(scanner.findLeaks(pg.secrets)).toEqual([]);
   });
 });
+
+describe("the org on a data directory a one-workspace run saved", () => {
+  it("puts the second workspace's people back in the shared channels", async () => {
+    const here = mkdtempSync(join(tmpdir(), "onair-pg-org-saved-"));
+    const more: string[] = [];
+    try {
+      const single = await startTestPlayground(here, more);
+      await single.close();
+      const orgRun = await startTestPlayground(here, more, 0, { org: true });
+      try {
+        const events = orgRun.emulator.workspace.channels.get(EVENTS);
+        expect(events?.members.has(SAM)).toBe(true);
+        expect(events?.members.has("U0SIA0SECOND")).toBe(true);
+        // Their own channel came with the org's seed.
+        expect(orgRun.emulator.workspace.channels.get("C0SECONDHALL")?.members.has(SAM)).toBe(true);
+      } finally {
+        await orgRun.close();
+      }
+    } finally {
+      rmSync(here, { recursive: true, force: true });
+    }
+  });
+});
