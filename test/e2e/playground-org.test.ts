@@ -154,6 +154,11 @@ describe("the playground as an org with two workspaces", () => {
     expect(await titles(FIRST)).toEqual(["First workspace all-hands"]);
     expect(await titles(SECOND)).toEqual(["Second workspace town hall"]);
     expect(await titles("E0ONAIRORG")).toEqual([]);
+    // The live panel's list: the named person's workspace, the first without one.
+    const listed = async (q: string) =>
+      ((await call(`events${q}`)).body.events as State["events"]).map((e) => e.title);
+    expect(await listed(`?user=${SAM}`)).toEqual(["Second workspace town hall"]);
+    expect(await listed("")).toEqual(["First workspace all-hands"]);
   });
 
   it("a member of both workspaces lists in each what they scheduled there", async () => {
