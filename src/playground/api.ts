@@ -27,6 +27,7 @@ import { liveRepo } from "../live/live-record.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import { HELP } from "../slack/commands/help.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
+import { moveTo, teamOf, workspacesOf } from "./org.ts";
 import {
   ActionBody,
   AttendeesControl,
@@ -41,6 +42,7 @@ import {
   ShortcutBody,
   StateControl,
   SubmitBody,
+  WorkspaceBody,
 } from "./requests.ts";
 import { type InstanceView, latestInstance, presentGuids, stateFor } from "./workspace-view.ts";
 
@@ -135,7 +137,7 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
     switch (route) {
       case "state": {
         const who = user(url.searchParams.get("user") ?? "").id;
-        const body = { ...stateFor(ws, who), events: await listEvents() };
+        const body = { ...stateFor(ws, who), events: await listEvents(teamOf(ws, who)) };
         const text = JSON.stringify(body);
         const etag = `"${createHash("sha1").update(text).digest("base64url")}"`;
         if (req.headers["if-none-match"] === etag) {
@@ -282,6 +284,16 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         sendJson(res, 200, { status: r.status });
         return;
       }
+      case "workspace": {
+        // An org's member of several workspaces switches the one they act in.
+        const b = await post(WorkspaceBody);
+        user(b.user);
+        if (!moveTo(ws, b.user, b.team)) {
+          throw new BadRequest(`${b.user} is not a member of workspace ${b.team}`, 409);
+        }
+        sendJson(res, 200, { team: b.team });
+        return;
+      }
       case "calls": {
         // What the app asked of Slack, for someone changing a modal or a card: method and
         // outcome only. Arguments and answers stay out (an ephemeral may carry a token meant
@@ -308,7 +320,11 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         return;
       }
       case "events": {
-        sendJson(res, 200, { events: await listEvents() });
+        // The acting person's workspace's events (an org has two); the default one's without.
+        const who = url.searchParams.get("user");
+        sendJson(res, 200, {
+          events: await listEvents(who ? teamOf(ws, user(who).id) : ws.team.id),
+        });
         return;
       }
       case "control/state": {
@@ -327,7 +343,11 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         // N who joined last, whatever this page remembers.
         const here = b.leave ? presentGuids(await control(path, "GET")) : [];
         const leave = b.leave ? here.slice(Math.max(0, here.length - b.leave)) : [];
-        const staff = b.role ? await staffOf(b.eventId, b.role) : [];
+        const team = b.team ?? ws.team.id;
+        if (!workspacesOf(ws).some((w) => w.id === team)) {
+          throw new BadRequest(`no workspace ${team} here`, 404);
+        }
+        const staff = b.role ? await staffOf(team, b.eventId, b.role) : [];
         if (b.role && staff.length === 0) {
           throw new BadRequest(`this event has no ${b.role}s: add some with Edit first`, 409);
         }
@@ -374,11 +394,12 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
 
   /** The event's panelists or moderators as joins: their e-mails, named as the workspace has them. */
   async function staffOf(
+    team: string,
     eventId: string,
     role: "panelist" | "moderator",
   ): Promise<Array<{ name: string; email: string }>> {
     const a = app();
-    const record = await a.store.events.get(ws.team.id, eventId);
+    const record = await a.store.events.get(team, eventId);
     const sub = record ? await subscriptionOf(a.deps, record) : undefined;
     const event = sub ? eventOf(sub.sub) : undefined;
     const emails = emailsOf(
@@ -402,25 +423,29 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
    * The live engine's figures, read again only when its record was rewritten since (an end the
    * quiet rule decides is written too), so the page's polling costs one key read per event.
    */
-  async function figuresOf(a: OnAirApp, eventId: string): Promise<AttendanceFigures | undefined> {
-    const key = `${ws.team.id}:${eventId}`;
+  async function figuresOf(
+    a: OnAirApp,
+    team: string,
+    eventId: string,
+  ): Promise<AttendanceFigures | undefined> {
+    const key = `${team}:${eventId}`;
     const record = await a.store.repository(liveRepo).get(key);
     if (!record) return undefined;
     const seen = figuresSeen.get(key);
     if (seen?.updatedAt === record.updatedAt) return seen.figures;
-    const figures = await a.deps.live.figures(ws.team.id, eventId);
+    const figures = await a.deps.live.figures(team, eventId);
     figuresSeen.set(key, { updatedAt: record.updatedAt, figures });
     return figures;
   }
 
-  async function listEvents(): Promise<Json[]> {
+  async function listEvents(team: string): Promise<Json[]> {
     const a = deps.app();
     if (!a) return [];
-    const records = await a.store.events.list(ws.team.id);
+    const records = await a.store.events.list(team);
     records.sort((x, y) => y.createdAt - x.createdAt);
     // The live engine's figures and its word on whether the instance ended, as the card shows
     // them; the record's mirror when the engine has none.
-    const lives = await Promise.all(records.map((r) => figuresOf(a, r.eventId)));
+    const lives = await Promise.all(records.map((r) => figuresOf(a, team, r.eventId)));
     return records.map((r, n) => {
       const f = lives[n];
       const inst: InstanceView | undefined = f

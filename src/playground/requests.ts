@@ -74,6 +74,7 @@ export const ActionBody = z.strictObject({
 export const SubmitBody = z.strictObject({ user: id, view_id: id, values: stateEntry });
 export const CloseBody = z.strictObject({ user: id, view_id: id });
 export const HomeBody = z.strictObject({ user: id });
+export const WorkspaceBody = z.strictObject({ user: id, team: id });
 export const StateControl = z.strictObject({
   eventId: z.string().min(1).max(200),
   state: z.enum(["NOT_STARTED", "PREP_EVENT", "IN_EVENT"]),
@@ -82,6 +83,8 @@ export const StateControl = z.strictObject({
 export const AttendeesControl = z
   .strictObject({
     eventId: z.string().min(1).max(200),
+    /** The workspace whose event it is (an org has two); default the playground's own. */
+    team: id.optional(),
     join: z.array(z.string().min(1).max(100)).max(100).optional(),
     /** The event's panelists or moderators join, by their e-mails (the card's "Panelists in"). */
     role: z.enum(["panelist", "moderator"]).optional(),

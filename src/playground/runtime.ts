@@ -6,6 +6,7 @@ import { type OnAirApp, type StartAppOptions, startApp } from "../app.ts";
 import type { Config } from "../config.ts";
 import { botScopes } from "../slack/scopes.ts";
 import { createPlaygroundPage } from "./api.ts";
+import { mendSharedChannels, orgSeed } from "./org.ts";
 import { createWorkspaceSaver, loadWorkspaceFile, type WorkspaceSaver } from "./persist.ts";
 
 /**
@@ -33,6 +34,12 @@ export interface PlaygroundOptions {
    * with short bursts, as Slack documents; null turns it off (the per-method tiers stay).
    */
   readonly slackPace?: { perChannelPerSec: number; burst: number } | null;
+  /**
+   * An Enterprise organization with two workspaces and the app installed org-wide (org.ts).
+   * Default: PLAYGROUND_ORG=1 in the environment (npm start passes only the config), else one
+   * workspace.
+   */
+  readonly org?: boolean;
 }
 
 export interface Playground {
@@ -52,10 +59,11 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
   const dataDir = options.dataDir ?? "data";
   const signingSecret = randomBytes(32).toString("hex");
   // The emulated installation holds exactly the manifest's bot scopes, as a real install would.
+  const org = options.org ?? process.env.PLAYGROUND_ORG === "1";
   const emulator = await startSlackEmulator({
     signingSecret,
     host: "127.0.0.1",
-    seed: { botScopes: botScopes() },
+    seed: org ? orgSeed(botScopes()) : { botScopes: botScopes() },
   });
   const ws = emulator.workspace;
   // Slack's limits are on by default (per-method tiers, the per-channel message rate).
@@ -68,6 +76,7 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
   let loaded: ReturnType<typeof loadWorkspaceFile> = "none";
   if (persist) {
     loaded = loadWorkspaceFile(ws, file);
+    if (org) mendSharedChannels(ws);
     saver = createWorkspaceSaver(ws, file);
   }
   // Every Web API call the app makes may change the workspace; saving is debounced.

@@ -4,18 +4,34 @@
  */
 import type { Channel, Json, Workspace } from "@onair/slack-emulator";
 import type { EventRecord } from "../store/records.ts";
+import { homesOf, teamOf, workspacesOf } from "./org.ts";
 
 export function presentGuids(out: Json): string[] {
   const list = Array.isArray(out.present) ? (out.present as Json[]) : [];
   return list.map((a) => String(a.endpointGuid));
 }
 
+/**
+ * In an org, a channel belongs to the workspaces its people are from (the emulator keeps one set
+ * of channels for the whole org): the shared ones show in both, a workspace's own in it alone.
+ */
+function inWorkspace(ws: Workspace, c: Channel, team: string): boolean {
+  if (!ws.enterprise) return true;
+  // People of one workspace say whose a channel is (a member of both says nothing).
+  const homes = [...c.members]
+    .filter((m) => !ws.user(m)?.is_bot)
+    .map((m) => homesOf(ws, m))
+    .filter((h) => h.length === 1);
+  return homes.length === 0 || homes.some((h) => h[0] === team);
+}
+
 function visibleChannels(ws: Workspace, user: string): Channel[] {
+  const team = teamOf(ws, user);
   return [...ws.channels.values()].filter((c) =>
     // The page shows the person's DM with the app, not DMs between people (no client for those).
     c.is_im
       ? c.user === user && c.members.has(ws.app.botUserId)
-      : !c.is_private || c.members.has(user),
+      : (!c.is_private || c.members.has(user)) && inWorkspace(ws, c, team),
   );
 }
 
@@ -23,9 +39,13 @@ export function stateFor(ws: Workspace, user: string): Json {
   const channels = visibleChannels(ws, user);
   const ids = new Set(channels.map((c) => c.id));
   const home = ws.homeView(user);
+  const team = teamOf(ws, user);
+  const workspaces = workspacesOf(ws);
   return {
     me: user,
-    team: ws.team,
+    // The person's own workspace; in an org, the page switches between `workspaces`.
+    team: ws.team.id === team ? ws.team : (workspaces.find((w) => w.id === team) ?? ws.team),
+    workspaces,
     botUserId: ws.app.botUserId,
     appName: "On Air",
     users: [...ws.users.values()].map((u) => ({
@@ -36,6 +56,8 @@ export function stateFor(ws: Workspace, user: string): Json {
       title: u.title,
       is_admin: u.is_admin,
       is_bot: u.is_bot,
+      team_id: u.team_id,
+      workspaces: homesOf(ws, u.id),
     })),
     usergroups: [...ws.usergroups.values()].map((g) => ({
       id: g.id,

@@ -6,10 +6,17 @@ import { type Playground, startPlayground } from "../../src/playground/runtime.t
 /**
  * The playground as `npm start` runs it, for tests: its store and files in `dir`, every log line
  * kept in `logs` (scanned for secrets), ms-scale retries. Port 0 unless one is given (a test
- * that restarts it keeps one port, as the sandbox's webhooks name it).
+ * that restarts it keeps one port, as the sandbox's webhooks name it); `org` for the org-wide
+ * install with two workspaces.
  */
-export function startTestPlayground(dir: string, logs: string[], port = 0): Promise<Playground> {
+export function startTestPlayground(
+  dir: string,
+  logs: string[],
+  port = 0,
+  more: { org?: boolean } = {},
+): Promise<Playground> {
   return startPlayground({
+    ...more,
     config: loadConfig({
       PORT: String(port),
       STORE_URL: `sqlite://${join(dir, "onair.sqlite")}`,

@@ -8,7 +8,7 @@ import { renderHome } from "./home.js";
 import { renderLive, wireLive } from "./live.js";
 import { renderChannel } from "./messages.js";
 import { renderModal } from "./modal.js";
-import { renderSidebar, renderTop } from "./sidebar.js";
+import { actAs, renderSidebar, renderTop, switchWorkspace } from "./sidebar.js";
 import { $, api, onRender, POLL_MS, refresh, S, toast } from "./state.js";
 import { renderThread } from "./thread-pane.js";
 
@@ -42,17 +42,8 @@ function renderRight() {
 
 async function start() {
   onRender(render);
-  $("#acting").addEventListener("change", (e) => {
-    S.me = e.target.value;
-    localStorage.setItem("onair.me", S.me);
-    S.etag = null;
-    S.feedKey = null;
-    S.modalKey = undefined;
-    S.homeKey = null;
-    S.threadKey = null;
-    if (S.place === "home") api("home", { user: S.me }).catch((er) => toast(er.message));
-    refresh();
-  });
+  $("#acting").addEventListener("change", (e) => actAs(e.target.value));
+  $("#workspace").addEventListener("change", (e) => switchWorkspace(e.target.value));
   $("#tab-live").addEventListener("click", () => {
     S.right = "live";
     renderRight();

@@ -1,5 +1,6 @@
 // The live-event panel: drive an event at the sandbox (states, attendees, faults) and read what
 // the app made of it.
+import { ctxBase } from "./context.js";
 import { fill, h } from "./dom.js";
 import { $, api, S, toast } from "./state.js";
 
@@ -66,20 +67,37 @@ export function renderLive() {
         ),
   );
   const log = $("#live-log");
-  if (log.dataset.n !== String(S.log.length)) {
-    log.dataset.n = String(S.log.length);
+  // In the acting person's zone, as every other time on the page, not the browser's: switching
+  // who acts draws the lines again.
+  const tz = ctxBase().tz;
+  const key = `${S.log.length} ${tz}`;
+  if (log.dataset.key !== key) {
+    log.dataset.key = key;
+    const clock = new Intl.DateTimeFormat("en-US", {
+      timeZone: tz,
+      hour: "numeric",
+      minute: "2-digit",
+      second: "2-digit",
+    });
     fill(
       log,
       ...S.log
         .slice(-8)
         .reverse()
-        .map((l) => h("div", { class: `log-line ${l.ok ? "" : "bad"}` }, l.text)),
+        .map((l) =>
+          h(
+            "div",
+            { class: `log-line ${l.ok ? "" : "bad"}` },
+            h("time", { datetime: new Date(l.at).toISOString(), title: tz }, clock.format(l.at)),
+            ` ${l.text}`,
+          ),
+        ),
     );
   }
 }
 
 function logLine(text, ok = true) {
-  S.log.push({ text: `${new Date().toLocaleTimeString()} ${text}`, ok });
+  S.log.push({ at: Date.now(), text, ok });
   renderLive();
 }
 
@@ -154,7 +172,7 @@ export function wireLive() {
     if (!names.length) return toast("Type one or more names, separated by commas.");
     control(
       "control/attendees",
-      { eventId: S.liveEvent, join: names },
+      { eventId: S.liveEvent, join: names, team: S.state.team.id },
       (o) =>
         `${o.joined} joined${o.alreadyPresent ? ` (${o.alreadyPresent} already here, not counted again)` : ""}, ${o.delivered} delivered, ${o.activeAttendeeCount} present`,
     );
@@ -163,7 +181,7 @@ export function wireLive() {
     b.addEventListener("click", () =>
       control(
         "control/attendees",
-        { eventId: S.liveEvent, role: b.dataset.role },
+        { eventId: S.liveEvent, role: b.dataset.role, team: S.state.team.id },
         (o) => `${o.joined} ${b.dataset.role}s joined, ${o.activeAttendeeCount} present`,
       ),
     );
@@ -171,7 +189,7 @@ export function wireLive() {
   $("#live-burst").addEventListener("click", () =>
     control(
       "control/attendees",
-      { eventId: S.liveEvent, count: Number($("#live-count").value) },
+      { eventId: S.liveEvent, count: Number($("#live-count").value), team: S.state.team.id },
       (o) =>
         `burst: ${o.joined} joined, ${o.delivered} delivered, ${o.failed} failed, ${o.activeAttendeeCount} present`,
     ),
@@ -179,7 +197,7 @@ export function wireLive() {
   $("#live-leave").addEventListener("click", () =>
     control(
       "control/attendees",
-      { eventId: S.liveEvent, leave: Number($("#live-leave-count").value) },
+      { eventId: S.liveEvent, leave: Number($("#live-leave-count").value), team: S.state.team.id },
       (o) => `${o.left} left, ${o.activeAttendeeCount} present`,
     ),
   );

@@ -1,12 +1,17 @@
 // The top bar (who acts, in which zone) and the sidebar (the app, the channels, what is unread).
 import { avatar } from "./context.js";
 import { fill, h } from "./dom.js";
-import { $, api, render, S, toast } from "./state.js";
+import { $, api, refresh, render, S, toast } from "./state.js";
 
 export function renderTop() {
   const sel = $("#acting");
-  const people = S.state.users.filter((u) => !u.is_bot);
-  if (sel.options.length !== people.length) {
+  const st = S.state;
+  // In an org (two workspaces), the people of the workspace looked at; else everyone.
+  const workspaces = st.workspaces ?? [st.team];
+  const people = st.users.filter((u) => !u.is_bot && memberOf(u, st.team.id, workspaces));
+  const peopleKey = people.map((u) => u.id).join(" ");
+  if (sel.dataset.key !== peopleKey) {
+    sel.dataset.key = peopleKey;
     fill(
       sel,
       ...people.map((u) =>
@@ -21,7 +26,67 @@ export function renderTop() {
   sel.value = S.me;
   const me = people.find((u) => u.id === S.me);
   $("#tz").textContent = me ? `times in ${me.tz}` : "";
-  $("#team").textContent = S.state.team.name;
+  $("#team").textContent = st.team.name;
+  $("#ws-name").textContent = st.team.name;
+  const wsSel = $("#workspace");
+  $("#workspace-pick").hidden = workspaces.length < 2;
+  const wsKey = workspaces.map((w) => `${w.id}:${w.name}`).join(" ");
+  if (wsSel.dataset.key !== wsKey) {
+    wsSel.dataset.key = wsKey;
+    fill(wsSel, ...workspaces.map((w) => h("option", { value: w.id }, w.name)));
+  }
+  wsSel.value = st.team.id;
+}
+
+function memberOf(u, team, workspaces) {
+  return workspaces.length < 2 || (u.workspaces ?? [u.team_id]).includes(team);
+}
+
+/**
+ * Looks at (and acts in) another workspace of the org: the acting person moves there when they
+ * are a member of it, else the person last acting there (or its first person) acts.
+ */
+export async function switchWorkspace(team) {
+  const st = S.state;
+  if (!st || team === st.team.id) return;
+  localStorage.setItem(`onair.me.${st.team.id}`, S.me);
+  const me = st.users.find((u) => u.id === S.me);
+  if (me && memberOf(me, team, st.workspaces)) {
+    await moveTo(S.me, team);
+    return actAs(S.me, team);
+  }
+  const people = st.users.filter((u) => !u.is_bot && memberOf(u, team, st.workspaces));
+  const last = localStorage.getItem(`onair.me.${team}`);
+  const next = people.find((u) => u.id === last) ?? people[0];
+  if (next) await actAs(next.id, team);
+}
+
+async function moveTo(user, team) {
+  try {
+    await api("workspace", { user, team });
+  } catch (e) {
+    toast(e.message);
+  }
+}
+
+/**
+ * Someone else acts: what the page showed for the last one is drawn again for them. A member of
+ * several workspaces picked while looking at one acts in that one.
+ */
+export async function actAs(user, team = S.state?.team.id) {
+  const u = S.state?.users.find((x) => x.id === user);
+  if (u && team && u.team_id !== team && (u.workspaces ?? []).includes(team)) {
+    await moveTo(user, team);
+  }
+  S.me = user;
+  localStorage.setItem("onair.me", S.me);
+  S.etag = null;
+  S.feedKey = null;
+  S.modalKey = undefined;
+  S.homeKey = null;
+  S.threadKey = null;
+  if (S.place === "home") api("home", { user: S.me }).catch((er) => toast(er.message));
+  refresh();
 }
 
 export function renderSidebar() {
