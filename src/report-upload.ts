@@ -1,5 +1,11 @@
-import type { WebClient } from "@slack/web-api";
+import type { KnownBlock, WebClient } from "@slack/web-api";
 import { verbatimSections } from "./blocks/kit.ts";
+import {
+  chartInputOf,
+  postWithChartFallback,
+  type ReportChartBlock,
+  reportChartBlocks,
+} from "./blocks/report-chart-blocks.ts";
 import {
   type InstanceSnapshot,
   perMinute,
@@ -8,6 +14,7 @@ import {
   reportFigures,
 } from "./domain/report.ts";
 import { chartPng } from "./domain/report-chart.ts";
+import { slackErrorName } from "./slack-errors.ts";
 
 /**
  * The attendance report's files, rendered and uploaded with Slack's current flow: one
@@ -18,13 +25,16 @@ import { chartPng } from "./domain/report-chart.ts";
  * The figures go as `blocks` (verbatim mrkdwn sections), not as `initial_comment`: the comment is
  * plain message text, which Slack links on its own, so a title holding a URL would become a link
  * in the thread. Slack's reference: "If the initial_comment field is provided, the blocks field
- * is ignored", so only blocks are sent.
+ * is ignored", so only blocks are sent. After the figures' text come Slack's native line chart
+ * and table of them (blocks/report-chart-blocks.ts); the PNG and CSV stay as files for export.
  */
 
 export interface ReportFiles {
   figures: ReportFigures;
   png: Buffer;
   csv: string;
+  /** Slack's native line chart and table of the same figures, after the text blocks. */
+  chart: ReportChartBlock[];
 }
 
 export async function renderReport(
@@ -35,7 +45,7 @@ export async function renderReport(
   const figures = reportFigures(snap, now);
   const png = await chartPng(snap, perMinute(snap, now));
   const csv = reportCsv(snap, now, withEmails);
-  return { figures, png, csv };
+  return { figures, png, csv, chart: reportChartBlocks(chartInputOf(snap, now)) };
 }
 
 /** A file name part from an instance id: no character a file name or Slack would mind. */
@@ -93,13 +103,26 @@ export async function uploadReport(
   );
   const csv = await uploadOne(client, `${stem}.csv`, Buffer.from(files.csv, "utf8"), undefined);
   await beforeShare?.();
-  await client.files.completeUploadExternal({
-    files: [
+  // A surface that does not take the native chart and table (invalid_blocks) gets the report
+  // without them, once; the PNG and CSV carry the same figures either way.
+  const share = (blocks: readonly unknown[]) => {
+    const shared: [{ id: string; title: string }, { id: string; title: string }] = [
       { id: png, title: "Attendance chart" },
       { id: csv, title: "Attendance (CSV)" },
-    ],
-    channel_id: target.channel,
-    ...(target.threadTs ? { thread_ts: target.threadTs } : {}),
-    blocks: verbatimSections(message),
-  });
+    ];
+    const shown = blocks as KnownBlock[];
+    return target.threadTs
+      ? client.files.completeUploadExternal({
+          files: shared,
+          channel_id: target.channel,
+          thread_ts: target.threadTs,
+          blocks: shown,
+        })
+      : client.files.completeUploadExternal({
+          files: shared,
+          channel_id: target.channel,
+          blocks: shown,
+        });
+  };
+  await postWithChartFallback(share, verbatimSections(message), files.chart, slackErrorName);
 }

@@ -64,22 +64,29 @@ async function drive(event: SeededEvent, base: number): Promise<void> {
 interface ReportMessage {
   text: string;
   files: Array<{ name: string; url_private: string; mimetype: string }>;
+  blocks: Array<{ type?: string; block_id?: string; [k: string]: unknown }>;
 }
 
 function reports(channel: string, ts: string): ReportMessage[] {
   return h.emulator.workspace
     .replies(channel, ts)
     .filter((m) => Array.isArray(m.files))
-    .map((m) => ({ text: shownMrkdwn(m.blocks), files: m.files as ReportMessage["files"] }));
+    .map((m) => ({
+      text: shownMrkdwn(m.blocks),
+      files: m.files as ReportMessage["files"],
+      blocks: (Array.isArray(m.blocks) ? m.blocks : []) as ReportMessage["blocks"],
+    }));
 }
 
 /** What a report shows: its sections' mrkdwn (it is shared with blocks, not initial_comment). */
 function shownMrkdwn(blocks: unknown): string {
   if (!Array.isArray(blocks)) return "";
   return blocks
-    .map((b: { type?: string; text?: { type?: string; text?: string } }) =>
-      b.type === "section" && b.text?.type === "mrkdwn" ? (b.text.text ?? "") : "",
+    .filter(
+      (b: { type?: string; text?: { type?: string } }) =>
+        b.type === "section" && b.text?.type === "mrkdwn",
     )
+    .map((b: { text: { text?: string } }) => b.text.text ?? "")
     .join("\n");
 }
 
@@ -164,6 +171,23 @@ describe("the attendance report", () => {
     expect(report.text).toContain("median *8.0*");
     expect(report.text).toContain(`First join <!date^${base / 1000}^`);
     expect(report.text).toContain(`last join <!date^${(base + 6 * MIN) / 1000}^`);
+
+    // Slack's native chart and table of the same figures follow the text, within Slack's limits.
+    const chart = report.blocks.find((b) => b.block_id === "onair_report_chart");
+    const table = report.blocks.find((b) => b.block_id === "onair_report_figures");
+    expect(chart?.type).toBe("data_visualization");
+    expect(table?.type).toBe("data_table");
+    const line = (
+      chart as { chart: { type: string; series: Array<{ data: Array<{ value: number }> }> } }
+    ).chart;
+    expect(line.type).toBe("line");
+    const points = line.series[0]?.data ?? [];
+    expect(points.length).toBeGreaterThan(1);
+    expect(points.length).toBeLessThanOrEqual(20);
+    expect(Math.max(...points.map((p) => p.value))).toBe(3);
+    const rowsOf = (table as { rows: Array<Array<{ text?: string; value?: number }>> }).rows;
+    const figure = (name: string) => rowsOf.find((r) => r[0]?.text === name)?.[1]?.value;
+    expect([figure("Peak"), figure("Unique"), figure("Present at the end")]).toEqual([3, 4, 1]);
 
     const png = report.files.find((f) => f.mimetype === "image/png");
     const csvFile = report.files.find((f) => f.mimetype === "text/csv");
@@ -306,6 +330,40 @@ describe("the attendance report", () => {
     const report = await firstReport(CHANNELS.townHall, ts);
     expect(report.text).toContain("*Attendance report: Locked report*");
   }, 60_000);
+
+  it("posts the report without the native chart and table when Slack refuses them (invalid_blocks), once", async () => {
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Old surface town hall",
+    });
+    const ts = await notifyCard(h, event, CHANNELS.events);
+    const base = Math.floor((Date.now() - 30 * MIN) / MIN) * MIN;
+    await drive(event, base);
+    await eventually(
+      async () =>
+        (await h.app.deps.live.figures(TEAM, event.eventId))?.unique === 4 ? true : undefined,
+      "four attendees counted",
+    );
+    const since = h.emulator.calls.length;
+    h.emulator.throttle({
+      method: "files.completeUploadExternal",
+      times: 1,
+      retryAfterSec: 0,
+      error: "invalid_blocks",
+    });
+    await h.sandbox.control.setState(event.eventId, { state: "NOT_STARTED" });
+    const report = await firstReport(CHANNELS.events, ts);
+    expect(report.text).toContain("Peak *3* · unique *4* · present at the end *1*");
+    expect(report.blocks.map((b) => b.block_id)).not.toContain("onair_report_chart");
+    expect(report.blocks.map((b) => b.block_id)).not.toContain("onair_report_figures");
+    const shares = h.emulator.calls
+      .slice(since)
+      .filter((x) => x.method === "files.completeUploadExternal");
+    // The refused share carried the chart; the one that went through did not; nothing more.
+    expect(shares.map((x) => x.ok)).toEqual([false, true]);
+    expect(reports(CHANNELS.events, ts)).toHaveLength(1);
+  });
 
   it("refuses the report to a member asking from a channel that does not carry the card", async () => {
     const event = await seedEvent(h.app.deps, {
