@@ -24,7 +24,7 @@ export {
   signSlackRequest,
   type ViewSubmissionInput,
   type ViewSubmissionResult,
-} from "./driver.ts";
+} from "./driver/index.ts";
 export { SlackApiError } from "./errors.ts";
 export {
   type Mention,

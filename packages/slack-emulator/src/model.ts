@@ -2,8 +2,8 @@ import { randomHex } from "./ids.ts";
 
 /**
  * The workspace's data model: people, conversations, messages, views, tokens, and Slack's
- * rules of time. Plain types and constants; the operations live in workspace.ts (with views.ts,
- * oauth.ts, shapes.ts).
+ * rules of time. Plain types and constants; the operations live in the workspace's floors
+ * (directory.ts, messages.ts, triggers.ts, workspace.ts) and in views.ts, oauth.ts, shapes.ts.
  */
 
 export type Json = Record<string, unknown>;
