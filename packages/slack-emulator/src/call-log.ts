@@ -40,8 +40,9 @@ export const SECRET_KEYS: ReadonlySet<string> = new Set([
   "code",
   "access_token",
   "signing_secret",
+  "bot_access_token",
 ]);
-const JSON_ARGS = new Set(["blocks", "attachments", "view", "metadata"]);
+const JSON_ARGS = new Set(["blocks", "attachments", "view", "metadata", "outputs"]);
 
 export function redact(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redact);

@@ -1,6 +1,8 @@
 import { randomHex } from "./ids.ts";
 import type {
   AuthCode,
+  FunctionDefinition,
+  FunctionExecution,
   Json,
   Message,
   TokenRecord,
@@ -51,9 +53,14 @@ export class Workspace extends Interactions {
   refreshCount = 0;
   /** Slack refuses every refresh (invalid_refresh_token), as after the app's tokens were revoked */
   refusedRefresh = false;
+  /** the custom steps the app declares (seed.functions) */
+  readonly functions: ReadonlyMap<string, FunctionDefinition>;
+  /** every run of a custom step, by function_execution_id (functions.ts) */
+  readonly functionExecutions = new Map<string, FunctionExecution>();
 
   constructor(seed: WorkspaceSeed = {}, opts: WorkspaceOptions = {}) {
     super(seed, opts);
+    this.functions = new Map(Object.entries(seed.functions ?? {}));
     this.botToken = seed.botToken ?? this.newToken("xoxb");
     this.tokens.set(this.botToken, {
       token: this.botToken,

@@ -2,6 +2,7 @@ import type { Json } from "../workspace.ts";
 import { slashCommand } from "./commands.ts";
 import { createContext } from "./context.ts";
 import { eventCallback, postMessage, uninstall, urlVerification } from "./events.ts";
+import { functionExecuted } from "./functions.ts";
 import { blockAction, shortcut, viewClosed, viewSubmission } from "./interactions.ts";
 import { oauthInstall } from "./oauth.ts";
 import type { SlackDriver, SlackDriverOptions } from "./types.ts";
@@ -38,6 +39,7 @@ export function createSlackDriver(opts: SlackDriverOptions): SlackDriver {
     uninstall: (o) => uninstall(ctx, o),
     urlVerification: (challenge, o) => urlVerification(ctx, challenge, o),
     oauthInstall: (o) => oauthInstall(ctx, o),
+    functionExecuted: (input) => functionExecuted(ctx, input),
     deliveries: ctx.deliveries,
     timeouts: ctx.timeouts,
     settled: () => ctx.settled(),

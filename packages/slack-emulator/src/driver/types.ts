@@ -1,4 +1,4 @@
-import type { Json, ViewOutcome, Workspace } from "../workspace.ts";
+import type { FunctionExecution, Json, ViewOutcome, Workspace } from "../workspace.ts";
 
 /** What a request the driver sends was, and what came back; the inputs of each kind. */
 
@@ -169,6 +169,15 @@ export interface OAuthInstallOptions {
   deny?: boolean;
 }
 
+export type FunctionExecutedInput = {
+  /** a function the app declares (seed.functions) */
+  callback_id: string;
+  /** by input name; user and channel inputs may name a person or channel as elsewhere */
+  inputs: Record<string, unknown>;
+  /** false sends inputs Workflow Builder would not (a required one unset, a wrong type) */
+  validate?: boolean;
+} & SendOptions & { team?: string };
+
 export interface SlackDriver {
   readonly appUrl: string;
   slashCommand(input: SlashCommandInput): Promise<DriverResult>;
@@ -199,6 +208,13 @@ export interface SlackDriver {
    */
   uninstall(opts?: UninstallOptions): Promise<DriverResult[]>;
   urlVerification(challenge?: string, opts?: SendOptions): Promise<DriverResult>;
+  /**
+   * A workflow runs one of the app's custom steps: function_executed with the inputs and the
+   * execution's own token; `execution` is then completed by the app's functions.complete* call.
+   */
+  functionExecuted(
+    input: FunctionExecutedInput,
+  ): Promise<DriverResult & { execution: FunctionExecution }>;
   /**
    * The OAuth install as a browser does it: GET the app's install page, follow its link to
    * the emulator's authorize endpoint (approved by `user`, default the owner, or denied),

@@ -1,6 +1,7 @@
 import { CHAT } from "./chat.ts";
 import { CONVERSATIONS } from "./conversations.ts";
 import { FILES } from "./files.ts";
+import { FUNCTIONS } from "./functions.ts";
 import { PEOPLE } from "./people.ts";
 import type { MethodSpec } from "./types.ts";
 import { VIEWS } from "./views.ts";
@@ -20,4 +21,5 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   ...VIEWS,
   ...CONVERSATIONS,
   ...FILES,
+  ...FUNCTIONS,
 };
