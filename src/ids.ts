@@ -40,6 +40,7 @@ export const BOT_EVENTS = [
   "app_uninstalled",
   "tokens_revoked",
   "link_shared",
+  "function_executed",
 ] as const;
 
 /**

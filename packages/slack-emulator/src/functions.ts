@@ -151,8 +151,9 @@ export function completeExecution(
   outcome: { outputs: unknown } | { error: string },
 ): void {
   const ex = ws.functionExecutions.get(id);
+  const token = auth.execution === undefined ? "bot" : "function";
   const refuse = (code: string): never => {
-    ex?.completions.push({ method, ok: false, error: code });
+    ex?.completions.push({ method, ok: false, error: code, token });
     throw new SlackApiError(code);
   };
   if (auth.kind !== "bot") throw new SlackApiError("not_allowed_token_type");
@@ -174,5 +175,5 @@ export function completeExecution(
     ex.state = "completed";
     ex.outputs = structuredClone(outputs as Json);
   }
-  ex.completions.push({ method, ok: true });
+  ex.completions.push({ method, ok: true, token });
 }

@@ -194,6 +194,8 @@ export interface FunctionExecution {
     readonly method: string;
     readonly ok: boolean;
     readonly error?: string;
+    /** the execution's own token, or the app's bot token */
+    readonly token: "function" | "bot";
   }[];
 }
 

@@ -180,6 +180,10 @@ describe("functions.completeSuccess / completeError", () => {
     ).toEqual({ ok: true });
     expect(a.state).toBe("failed");
     expect(a.error).toBe("no");
+    expect(a.completions.map((c) => [c.ok, c.token])).toEqual([
+      [false, "function"],
+      [true, "bot"],
+    ]);
     expect(
       (
         await call(
