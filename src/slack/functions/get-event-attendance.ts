@@ -2,9 +2,9 @@ import type { App } from "@slack/bolt";
 import type { Deps } from "../../deps.ts";
 import { truncate } from "../../domain/text.ts";
 import type { ListenerKit } from "../kit.ts";
-import { handleStep, type StepRun } from "./actor.ts";
 import { STEPS } from "./definitions.ts";
 import type { StepOutcome } from "./run.ts";
+import { handleStep, type StepRun } from "./step.ts";
 
 /**
  * `get_event_attendance`: the current instance's counts for an event of this workspace, as the

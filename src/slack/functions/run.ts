@@ -41,6 +41,8 @@ export const SWEEP_EVERY_MS = 60_000;
  * failed, saying so, since whether the event was made cannot be known from here.
  */
 const WORKING_STALE_MS = 15 * 60_000;
+/** Past this, a run nobody could complete (the app uninstalled, say) is let go. */
+const GIVE_UP_MS = 24 * 3_600_000;
 const STOPPED =
   "On Air stopped while running this step. Check `/onair list` before you run the workflow again.";
 
@@ -204,6 +206,14 @@ export async function sweepSteps(deps: Deps): Promise<void> {
   const entries = await deps.store.entries<StepClaim>(PREFIX);
   for (const [key, c] of entries) {
     if (flying(deps).has(key) || c.state === "done") continue;
+    if (deps.now() - c.at > GIVE_UP_MS) {
+      deps.logger.warn(
+        { step: c.step, executionId: c.executionId },
+        "Workflow step: a run not completed in a day is let go",
+      );
+      await deps.store.delete(key).catch(() => false);
+      continue;
+    }
     let outcome = c.outcome;
     if (c.state === "working") {
       if (deps.now() - c.at < WORKING_STALE_MS) continue;

@@ -9,9 +9,9 @@ import { scheduleEvent } from "../../domain/schedule.ts";
 import { DEFAULT_ZONE, knownZone } from "../../domain/zones.ts";
 import type { ListenerKit } from "../kit.ts";
 import { quietClient, tellUser } from "../reply.ts";
-import { handleStep, type StepRun } from "./actor.ts";
 import { STEPS } from "./definitions.ts";
 import type { StepOutcome } from "./run.ts";
+import { handleStep, type StepRun } from "./step.ts";
 
 /**
  * `schedule_live_event`: the workflow's organizer input schedules the event, under the same
