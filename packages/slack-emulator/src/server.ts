@@ -1,15 +1,24 @@
 // Longer than the project's ~400 lines: the HTTP edge (Web API, OAuth authorize, response_url,
 // the read API) and the SlackEmulator object that tests drive are one interface; the rules
 // live in dispatch.ts, methods/ and workspace.ts, the staged faults in faults.ts, the call log in
-// call-log.ts, Slack's rate limits in ratelimit.ts.
+// call-log.ts, Slack's rate limits in ratelimit.ts, reading requests in http.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { parse as parseQuery } from "node:querystring";
 import { CallLog, type CallRecord, recordedArgs, redact } from "./call-log.ts";
 import { dispatch, EmulatorBug } from "./dispatch.ts";
 import { createSlackDriver, type SlackDriver, type SlackDriverOptions } from "./driver/index.ts";
 import { SlackApiError } from "./errors.ts";
 import { FaultRules, type SlowRule, type ThrottleRule } from "./faults.ts";
+import {
+  BodyTooLarge,
+  basicAuth,
+  formToObject,
+  readApiRequest,
+  readBody,
+  readBytes,
+  sendJson,
+  uploadedBytes,
+} from "./http.ts";
 import type { Notification } from "./mentions.ts";
 import { fileJson, fileState, receiveUpload, sharesLanded } from "./methods/files.ts";
 import { authorize } from "./oauth.ts";
@@ -115,64 +124,6 @@ export interface SlackEmulator {
   close(): Promise<void>;
 }
 
-class BodyTooLarge extends Error {}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return (await readBytes(req, limit)).toString("utf8");
-}
-
-async function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) throw new BodyTooLarge();
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks);
-}
-
-/** The bytes of an upload: the body itself, or the one file part of a multipart body. */
-function uploadedBytes(body: Buffer, contentType: string | undefined): Buffer {
-  const m = /multipart\/form-data;\s*boundary=("?)([^";]+)\1/i.exec(contentType ?? "");
-  if (!m) return body;
-  const text = body.toString("latin1");
-  const start = text.indexOf("\r\n\r\n");
-  const end = text.lastIndexOf(`\r\n--${m[2]}`);
-  if (start < 0 || end <= start) return body;
-  return Buffer.from(text.slice(start + 4, end), "latin1");
-}
-
-function formToObject(text: string): Json {
-  const parsed = parseQuery(text);
-  const out: Json = {};
-  for (const [k, v] of Object.entries(parsed)) out[k] = Array.isArray(v) ? v[v.length - 1] : v;
-  return out;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Json = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-    ...(headers as Record<string, string>),
-  });
-  res.end(text);
-}
-
-function basicAuth(header: string | undefined): { user: string; pass: string } | undefined {
-  const m = /^Basic\s+(.+)$/i.exec(header ?? "");
-  if (!m?.[1]) return undefined;
-  const decoded = Buffer.from(m[1], "base64").toString("utf8");
-  const i = decoded.indexOf(":");
-  if (i < 0) return undefined;
-  return {
-    user: decodeURIComponent(decoded.slice(0, i)),
-    pass: decodeURIComponent(decoded.slice(i + 1)),
-  };
-}
-
 export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<SlackEmulator> {
   const host = opts.host ?? "127.0.0.1";
   const now = opts.now ?? Date.now;
@@ -201,36 +152,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
   }
 
   async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, url: URL) {
-    const text = await readBody(req, bodyLimit);
-    const contentType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-    let raw: Json = Object.fromEntries(url.searchParams.entries());
-    let jsonBody = false;
-    let parseError: string | undefined;
-    if (text.length > 0) {
-      if (contentType === "application/json") {
-        jsonBody = true;
-        try {
-          const parsed: unknown = JSON.parse(text);
-          if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-            parseError = "json_not_object";
-          } else raw = { ...raw, ...(parsed as Json) };
-        } catch {
-          parseError = "invalid_json";
-        }
-      } else if (
-        contentType === "application/x-www-form-urlencoded" ||
-        contentType === "text/plain" ||
-        contentType === undefined ||
-        contentType === ""
-      ) {
-        raw = { ...raw, ...formToObject(text) };
-      } else {
-        parseError = "invalid_post_type";
-      }
-    }
-    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1];
-    // Slack reads a token from the header or a form field, never from a JSON body.
-    const token = bearer ?? (jsonBody ? undefined : (raw.token as string | undefined));
+    const { raw, token, parseError } = await readApiRequest(req, url, bodyLimit);
     const known = token === undefined ? undefined : workspace.tokens.get(token);
     const base = {
       method,
