@@ -30,6 +30,7 @@ import type { AttendanceFigures } from "../live-port.ts";
 import { HELP } from "../slack/commands/help.ts";
 import type { EventRecord } from "../store/records.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
+import { runPlaygroundStep, StepBody } from "./steps.ts";
 
 /**
  * The playground page and its JSON API under /playground: what the acting user sees of the
@@ -519,6 +520,12 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         const r = await emulator.driver.shortcut({ user: b.user, callback_id: b.callback_id });
         changed();
         sendJson(res, 200, { status: r.status });
+        return;
+      }
+      case "step": {
+        const r = await runPlaygroundStep(emulator, await post(StepBody));
+        changed();
+        sendJson(res, r.status, r.body);
         return;
       }
       case "control/faults": {
