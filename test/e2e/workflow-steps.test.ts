@@ -168,6 +168,8 @@ describe("schedule_live_event", () => {
       const ex = await runStep(STEPS.schedule, inputs());
       expect(ex.state).toBe("failed");
       expect(ex.error).toMatch(reason);
+      // One plain sentence: no mrkdwn, no second sentence.
+      expect(ex.error).not.toMatch(/[`<>*]|\.\s+\S/);
       expect(ex.completions).toEqual([
         { method: "functions.completeError", ok: true, token: "function" },
       ]);

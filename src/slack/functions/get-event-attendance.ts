@@ -18,7 +18,7 @@ async function attendance(deps: Deps, run: StepRun): Promise<StepOutcome> {
   const record = await deps.store.events.get(run.team, eventId);
   if (!record) {
     return {
-      error: `The event_id input names no event On Air knows in this workspace (${truncate(eventId, 80)}): check the ID with \`/onair list\`.`,
+      error: `The event_id input names no event On Air knows in this workspace (${truncate(eventId, 80)}): check the ID with /onair list.`,
     };
   }
   const figures = await deps.live.figures(run.team, record.eventId);

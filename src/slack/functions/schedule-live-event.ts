@@ -58,13 +58,24 @@ function draftOf(deps: Deps, inputs: Readonly<Record<string, unknown>>): EventDr
   };
 }
 
-/** A refusal of the domain, said as the input it is about. */
+/**
+ * The first sentence of a refusal the slash command would show, as plain text: a workflow's
+ * activity shows no mrkdwn (a user group mention reads as the group's id).
+ */
+function firstSentence(text: string): string {
+  const plain = text
+    .replace(/<!subteam\^([A-Z0-9]+)(?:\|[^>]*)?>/g, "user group $1")
+    .replaceAll("`", "");
+  return plain.split(/(?<=[.!?])\s+/)[0] ?? plain;
+}
+
+/** A refusal of the domain, said in one sentence as the input it is about. */
 async function asInput<T>(input: string, check: () => Promise<T>): Promise<T | StepOutcome> {
   try {
     return await check();
   } catch (err) {
     if (!isUserMistake(err)) throw err;
-    return fail(`The ${input} input: ${plainMessage(err)}`);
+    return fail(`The ${input} input: ${firstSentence(plainMessage(err))}`);
   }
 }
 
