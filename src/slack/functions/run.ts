@@ -44,7 +44,7 @@ const WORKING_STALE_MS = 15 * 60_000;
 /** Past this, a run nobody could complete (the app uninstalled, say) is let go. */
 const GIVE_UP_MS = 24 * 3_600_000;
 const STOPPED =
-  "On Air stopped while running this step. Check `/onair list` before you run the workflow again.";
+  "On Air stopped while running this step, so check /onair list before you run the workflow again.";
 
 function keyOf(team: string, executionId: string): string {
   return `${PREFIX}${team}:${executionId.slice(0, 120)}`;
