@@ -1,6 +1,7 @@
 import { DEFAULT_USERS, type FunctionExecution } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { STEP_DEFINITIONS, STEPS } from "../../src/slack/functions/definitions.ts";
+import { STEP_MEMORY_MS, sweepSteps } from "../../src/slack/functions/run.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
 import { future, getUpstream, HOUR, waitFor } from "./organizer-helpers.ts";
@@ -218,6 +219,43 @@ describe("schedule_live_event", () => {
     expect((await h.app.store.events.list(TEAM)).length).toBe(before);
     expect(first.outputs).toEqual(out);
     expect(first.completions.filter((c) => c.ok)).toHaveLength(1);
+  });
+});
+
+describe("a run a stopped process left mid-work", () => {
+  it("is failed by the sweep after a while, saying so, with the bot token", async () => {
+    // A workflow reached the step while the app was away (delivered nowhere), and the store holds
+    // a claim of a process that stopped mid-work a quarter of an hour ago.
+    h.emulator.setAppUrl("http://127.0.0.1:1");
+    let ex: FunctionExecution;
+    try {
+      ex = (
+        await h.emulator.driver.functionExecuted({
+          callback_id: STEPS.schedule,
+          inputs: scheduleInputs("Left mid-work", future(2)),
+        })
+      ).execution;
+    } finally {
+      h.emulator.driver.cancelRedeliveries();
+      h.emulator.setAppUrl(h.app.origin);
+    }
+    const key = `fn-step:${TEAM}:${ex.id}`;
+    await h.app.store.set(
+      key,
+      {
+        team: TEAM,
+        executionId: ex.id,
+        step: STEPS.schedule,
+        state: "working",
+        at: Date.now() - 16 * 60_000,
+      },
+      STEP_MEMORY_MS,
+    );
+    await sweepSteps(h.app.deps);
+    expect(ex.state).toBe("failed");
+    expect(ex.error).toMatch(/^On Air stopped while running this step/);
+    expect(ex.completions).toEqual([{ method: "functions.completeError", ok: true, token: "bot" }]);
+    expect(await h.app.store.get(key)).toMatchObject({ state: "done" });
   });
 });
 
