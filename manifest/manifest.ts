@@ -1,4 +1,5 @@
 import { BOT_EVENTS, COMMAND, DEFAULT_JOIN_HOST, SHORTCUTS, SUBCOMMANDS } from "../src/ids.ts";
+import { STEP_DEFINITIONS } from "../src/slack/functions/definitions.ts";
 import { botScopes } from "../src/slack/scopes.ts";
 
 /** The Slack app manifest as typed data. `render.ts` writes it as app-manifest.yml. */
@@ -38,6 +39,9 @@ export function buildManifest(baseUrl: string, joinHost: string = DEFAULT_JOIN_H
         },
       ],
     },
+    // Workflow Builder steps (v1 form, `is_required` per parameter); run by this app's own
+    // server (function_executed), so `function_runtime: remote`.
+    functions: STEP_DEFINITIONS,
     oauth_config: {
       redirect_urls: [`${url}/slack/oauth_redirect`],
       scopes: { bot: botScopes() },
@@ -50,6 +54,7 @@ export function buildManifest(baseUrl: string, joinHost: string = DEFAULT_JOIN_H
       interactivity: { is_enabled: true, request_url: `${url}/slack/events` },
       org_deploy_enabled: true,
       socket_mode_enabled: false,
+      function_runtime: "remote",
       token_rotation_enabled: true,
     },
   };

@@ -41,6 +41,7 @@ export const BOT_EVENTS = [
   "tokens_revoked",
   "link_shared",
   "entity_details_requested",
+  "function_executed",
 ] as const;
 
 /**

@@ -44,6 +44,7 @@ import {
   SubmitBody,
   WorkspaceBody,
 } from "./requests.ts";
+import { runPlaygroundStep, StepBody } from "./steps.ts";
 import { type InstanceView, latestInstance, presentGuids, stateFor } from "./workspace-view.ts";
 
 /**
@@ -376,6 +377,12 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         const r = await emulator.driver.shortcut({ user: b.user, callback_id: b.callback_id });
         changed();
         sendJson(res, 200, { status: r.status });
+        return;
+      }
+      case "step": {
+        const r = await runPlaygroundStep(emulator, await post(StepBody));
+        changed();
+        sendJson(res, r.status, r.body);
         return;
       }
       case "control/faults": {

@@ -4,6 +4,7 @@ import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
 import type { DestinationStream } from "pino";
 import { type OnAirApp, type StartAppOptions, startApp } from "../app.ts";
 import type { Config } from "../config.ts";
+import { STEP_DEFINITIONS } from "../slack/functions/definitions.ts";
 import { botScopes } from "../slack/scopes.ts";
 import { createPlaygroundPage } from "./api.ts";
 import { mendSharedChannels, orgSeed } from "./org.ts";
@@ -63,7 +64,9 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
   const emulator = await startSlackEmulator({
     signingSecret,
     host: "127.0.0.1",
-    seed: org ? orgSeed(botScopes()) : { botScopes: botScopes() },
+    seed: org
+      ? { ...orgSeed(botScopes()), functions: STEP_DEFINITIONS }
+      : { botScopes: botScopes(), functions: STEP_DEFINITIONS },
   });
   const ws = emulator.workspace;
   // Slack's limits are on by default (per-method tiers, the per-channel message rate).

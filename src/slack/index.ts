@@ -4,6 +4,7 @@ import { registerActions } from "./actions/index.ts";
 import { registerCommands } from "./commands/index.ts";
 import { registerEvents } from "./events/index.ts";
 import { registerErrorSink } from "./failure.ts";
+import { registerFunctions } from "./functions/index.ts";
 import { createListenerKit } from "./kit.ts";
 import { registerShortcuts } from "./shortcuts/index.ts";
 import { registerViews } from "./views/index.ts";
@@ -20,5 +21,6 @@ export function registerListeners(app: App, deps: Deps): void {
   registerViews(app, kit);
   registerShortcuts(app, kit);
   registerEvents(app, kit);
+  registerFunctions(app, kit);
   registerErrorSink(app, deps);
 }

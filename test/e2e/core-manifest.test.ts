@@ -18,6 +18,7 @@ const recorded = {
   event: [] as unknown[],
   message: [] as unknown[],
   options: [] as unknown[],
+  function: [] as unknown[],
 };
 type Recorded = keyof typeof recorded;
 
@@ -68,9 +69,18 @@ describe("listeners against app-manifest.yml", () => {
     );
   });
 
+  it("registers exactly the manifest's Workflow Builder steps", () => {
+    expect(recorded.function.map(String).sort()).toEqual(Object.keys(manifest.functions).sort());
+  });
+
   it("listens to exactly the manifest's bot events, and to no messages", () => {
     const declared = [...manifest.settings.event_subscriptions.bot_events].sort();
-    expect([...new Set(recorded.event.map(String))].sort()).toEqual(declared);
+    // A custom step's listener (app.function) is what listens to function_executed.
+    const listened = [
+      ...recorded.event.map(String),
+      ...(recorded.function.length > 0 ? ["function_executed"] : []),
+    ];
+    expect([...new Set(listened)].sort()).toEqual(declared);
     expect(declared).toEqual([...BOT_EVENTS].sort());
     expect(recorded.message).toEqual([]);
     // The manifest declares no options load URL.

@@ -1,5 +1,6 @@
 import { argumentError, SlackApiError } from "./errors.ts";
 import { Args, type CallContext, METHODS, type MethodSpec } from "./methods/index.ts";
+import { authenticate } from "./oauth.ts";
 import { COMMON_ERRORS, type MethodFacts, methodFacts } from "./reference/index.ts";
 import type { Json, TokenRecord, Workspace } from "./workspace.ts";
 
@@ -115,7 +116,7 @@ export function dispatch(
       throw new SlackApiError("unknown_method");
     }
     if (spec.auth) {
-      auth = ws.authenticate(input.token);
+      auth = authenticate(ws, input.token);
       headers["x-oauth-scopes"] = auth.scopes.join(",");
       const accepted = facts.scopes[auth.kind];
       if (accepted.length > 0) headers["x-accepted-oauth-scopes"] = accepted.join(",");

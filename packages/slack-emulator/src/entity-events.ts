@@ -1,5 +1,5 @@
-import type { DriverResult, SlackDriver } from "./driver.ts";
-import { DriverError } from "./driver-state.ts";
+import { DriverError } from "./driver/state.ts";
+import type { DriverResult, SlackDriver } from "./driver/types.ts";
 import { randomHex } from "./ids.ts";
 import { flexpanesFor, issueEntityTrigger, workObjectsOf } from "./work-objects.ts";
 import type { Json, Workspace } from "./workspace.ts";

@@ -18,13 +18,14 @@ export {
   DriverError,
   type DriverResult,
   type Forgery,
+  type FunctionExecutedInput,
   type SendOptions,
   type SlackDriver,
   type SlackDriverOptions,
   signSlackRequest,
   type ViewSubmissionInput,
   type ViewSubmissionResult,
-} from "./driver.ts";
+} from "./driver/index.ts";
 export { openWorkObject, pressFlexpaneAction } from "./entity-events.ts";
 export { SlackApiError } from "./errors.ts";
 export {
@@ -90,6 +91,9 @@ export {
   type Channel,
   createWorkspace,
   type EphemeralMessage,
+  type FunctionDefinition,
+  type FunctionExecution,
+  type FunctionParameter,
   type Json,
   type Message,
   type ScheduledMessage,

@@ -2,8 +2,8 @@ import { randomHex } from "./ids.ts";
 
 /**
  * The workspace's data model: people, conversations, messages, views, tokens, and Slack's
- * rules of time. Plain types and constants; the operations live in workspace.ts (with views.ts,
- * oauth.ts, shapes.ts).
+ * rules of time. Plain types and constants; the operations live in the workspace's floors
+ * (directory.ts, messages.ts, triggers.ts, workspace.ts) and in views.ts, oauth.ts, shapes.ts.
  */
 
 export type Json = Record<string, unknown>;
@@ -151,6 +151,52 @@ export interface TokenRecord {
   readonly expiresAt: number | undefined;
   readonly refreshToken: string | undefined;
   revoked: boolean;
+  /**
+   * A function's token (function_executed's `bot_access_token`): the execution it was issued
+   * for. It acts as the bot with the installation's scopes (a workflow token is a bot-token
+   * subset) and completes only its own execution.
+   */
+  readonly execution?: string;
+}
+
+/** One input or output of a custom step, as the app's manifest declares it (v1 form). */
+export interface FunctionParameter {
+  readonly type: string;
+  readonly title?: string;
+  readonly description?: string;
+  readonly is_required?: boolean;
+}
+
+/** A custom step the app declares (manifest `functions.<callback_id>`). */
+export interface FunctionDefinition {
+  readonly title: string;
+  readonly description?: string;
+  readonly input_parameters: Readonly<Record<string, FunctionParameter>>;
+  readonly output_parameters: Readonly<Record<string, FunctionParameter>>;
+}
+
+/** A run of a custom step in a workflow, from function_executed to its completion. */
+export interface FunctionExecution {
+  /** function_execution_id */
+  readonly id: string;
+  readonly workflowExecutionId: string;
+  readonly callbackId: string;
+  /** the function's own id (Fn…) */
+  readonly functionId: string;
+  readonly inputs: Readonly<Json>;
+  /** the bot_access_token sent with function_executed */
+  readonly token: string;
+  state: "running" | "completed" | "failed";
+  outputs?: Json;
+  error?: string;
+  /** every functions.complete* call for this execution, accepted or not, in order */
+  readonly completions: {
+    readonly method: string;
+    readonly ok: boolean;
+    readonly error?: string;
+    /** the execution's own token, or the app's bot token */
+    readonly token: "function" | "bot";
+  }[];
 }
 
 export interface MessageContent {

@@ -1,3 +1,4 @@
+import type { FunctionDefinition } from "./model.ts";
 /**
  * What a workspace starts with. Every part is optional in a seed: a part given replaces the
  * default part wholesale (give `users` and you get exactly those users).
@@ -96,6 +97,11 @@ export interface WorkspaceSeed {
    * `user.team_id` / `team_id` / `context_team_id`, as Slack sends them for such an install.
    */
   readonly orgInstall?: boolean;
+  /**
+   * The custom steps the app declares, as its manifest's `functions` (v1 form: parameters keyed
+   * by name, with `is_required`); the driver runs only these (functionExecuted).
+   */
+  readonly functions?: Readonly<Record<string, FunctionDefinition>>;
 }
 
 export interface SeedEnterprise {

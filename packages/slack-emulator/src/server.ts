@@ -1,17 +1,31 @@
 // Longer than the project's ~400 lines: the HTTP edge (Web API, OAuth authorize, response_url,
 // the read API) and the SlackEmulator object that tests drive are one interface; the rules
-// live in dispatch.ts, methods/, ratelimit.ts and workspace.ts.
+// live in dispatch.ts, methods/ and workspace.ts, the staged faults in faults.ts, the call log in
+// call-log.ts, Slack's rate limits in ratelimit.ts, reading requests in http.ts.
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { parse as parseQuery } from "node:querystring";
+import { CallLog, type CallRecord, recordedArgs, redact } from "./call-log.ts";
 import { dispatch, EmulatorBug } from "./dispatch.ts";
-import { createSlackDriver, type SlackDriver, type SlackDriverOptions } from "./driver.ts";
+import { createSlackDriver, type SlackDriver, type SlackDriverOptions } from "./driver/index.ts";
 import { SlackApiError } from "./errors.ts";
+import { FaultRules, type SlowRule, type ThrottleRule } from "./faults.ts";
+import {
+  BodyTooLarge,
+  basicAuth,
+  formToObject,
+  readApiRequest,
+  readBody,
+  readBytes,
+  sendJson,
+  uploadedBytes,
+} from "./http.ts";
 import type { Notification } from "./mentions.ts";
 import { fileJson, fileState, receiveUpload, sharesLanded } from "./methods/files.ts";
+import { authorize } from "./oauth.ts";
 import { type RateLimit, RateLimiter, type RateLimits } from "./ratelimit.ts";
-import { COMMON_ERRORS, methodFacts } from "./reference/index.ts";
+import { methodFacts } from "./reference/index.ts";
 import type { WorkspaceSeed } from "./seed.ts";
+import { snapshot } from "./snapshot.ts";
 import { type Json, type Message, Workspace } from "./workspace.ts";
 
 /**
@@ -20,6 +34,9 @@ import { type Json, type Message, Workspace } from "./workspace.ts";
  * Answers as Slack does: HTTP 200 with {ok:true,…} or {ok:false,error}, 429 with
  * Retry-After when throttled.
  */
+
+export type { CallRecord } from "./call-log.ts";
+export type { SlowRule, ThrottleRule } from "./faults.ts";
 
 export interface SlackEmulatorOptions {
   /** 0 (default): any free port */
@@ -56,65 +73,6 @@ export interface SlackEmulatorOptions {
    * asynchronously); default DEFAULT_FILE_SHARE_DELAY_MS, 0 shares before answering
    */
   readonly fileShareDelayMs?: number;
-}
-
-export interface ThrottleRule {
-  /** only this Web API method (default: any) */
-  readonly method?: string;
-  /** only calls naming this channel (id or name as sent) */
-  readonly channel?: string;
-  /** how many matching calls get a 429 (or the error below) */
-  readonly times: number;
-  readonly retryAfterSec: number;
-  /**
-   * Answer with this Slack error instead (HTTP 200, `ok: false`), as Slack does when it refuses a
-   * call: e.g. `channel_is_limited_access` from `conversations.join`. Only an error Slack's
-   * reference lists for the method (or, without `method`, one any method may answer).
-   */
-  readonly error?: string;
-}
-
-/** Slack answering late: the call takes effect at once, its answer comes `ms` later. */
-export interface SlowRule {
-  /** only this Web API method (default: any) */
-  readonly method?: string;
-  /** only calls naming this channel (id or name as sent) */
-  readonly channel?: string;
-  /** how many matching calls are answered late */
-  readonly times: number;
-  readonly ms: number;
-  /**
-   * Answer this error although the call took effect: only one Slack's common-errors table says
-   * may come after "some aspect of the operation succeeded" (`internal_error`, `fatal_error`).
-   */
-  readonly error?: "internal_error" | "fatal_error";
-}
-
-export interface CallRecord {
-  /** 1, 2, 3… in arrival order */
-  readonly seq: number;
-  /** Web API method, or "oauth.v2.authorize" / "response_url" for those endpoints */
-  readonly method: string;
-  /** the arguments, secrets redacted; JSON-string arguments (blocks, view) parsed */
-  readonly args: Readonly<Json>;
-  readonly ok: boolean;
-  readonly error?: string;
-  /** 200, or 429 when throttled, or the response_url status */
-  readonly status: number;
-  /** emulator clock, ms */
-  readonly time: number;
-  /** bot or user token, when one was sent and known */
-  readonly tokenKind?: "bot" | "user";
-  /** the response body (secrets redacted) */
-  readonly response?: Readonly<Json>;
-  /** arguments the method does not take (Slack ignores them; an app should not send them) */
-  readonly unknown_arguments?: readonly string[];
-  /**
-   * what Slack let pass but a stricter reading would not: thread_ts_not_found (a reply to a ts
-   * that names no message), text_over_40000_characters, not_emulated (a method Slack has and
-   * the emulator does not)
-   */
-  readonly warnings?: readonly string[];
 }
 
 export interface SlackEmulator {
@@ -166,100 +124,6 @@ export interface SlackEmulator {
   close(): Promise<void>;
 }
 
-const SECRET_KEYS = new Set([
-  "token",
-  "client_secret",
-  "refresh_token",
-  "code",
-  "access_token",
-  "signing_secret",
-]);
-const JSON_ARGS = new Set(["blocks", "attachments", "view", "metadata"]);
-
-function redact(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(redact);
-  if (typeof value !== "object" || value === null) return value;
-  const out: Json = {};
-  for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_KEYS.has(k) && v !== undefined && v !== null ? "[redacted]" : redact(v);
-  }
-  return out;
-}
-
-function recordedArgs(raw: Json): Json {
-  const out: Json = {};
-  for (const [k, v] of Object.entries(raw)) {
-    if (JSON_ARGS.has(k) && typeof v === "string") {
-      try {
-        out[k] = JSON.parse(v);
-        continue;
-      } catch {
-        // keep the string: the call failed on it and the record should show why
-      }
-    }
-    out[k] = v;
-  }
-  return redact(out) as Json;
-}
-
-class BodyTooLarge extends Error {}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<string> {
-  return (await readBytes(req, limit)).toString("utf8");
-}
-
-async function readBytes(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) throw new BodyTooLarge();
-    chunks.push(b);
-  }
-  return Buffer.concat(chunks);
-}
-
-/** The bytes of an upload: the body itself, or the one file part of a multipart body. */
-function uploadedBytes(body: Buffer, contentType: string | undefined): Buffer {
-  const m = /multipart\/form-data;\s*boundary=("?)([^";]+)\1/i.exec(contentType ?? "");
-  if (!m) return body;
-  const text = body.toString("latin1");
-  const start = text.indexOf("\r\n\r\n");
-  const end = text.lastIndexOf(`\r\n--${m[2]}`);
-  if (start < 0 || end <= start) return body;
-  return Buffer.from(text.slice(start + 4, end), "latin1");
-}
-
-function formToObject(text: string): Json {
-  const parsed = parseQuery(text);
-  const out: Json = {};
-  for (const [k, v] of Object.entries(parsed)) out[k] = Array.isArray(v) ? v[v.length - 1] : v;
-  return out;
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Json = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    "content-type": "application/json; charset=utf-8",
-    "content-length": Buffer.byteLength(text),
-    ...(headers as Record<string, string>),
-  });
-  res.end(text);
-}
-
-function basicAuth(header: string | undefined): { user: string; pass: string } | undefined {
-  const m = /^Basic\s+(.+)$/i.exec(header ?? "");
-  if (!m?.[1]) return undefined;
-  const decoded = Buffer.from(m[1], "base64").toString("utf8");
-  const i = decoded.indexOf(":");
-  if (i < 0) return undefined;
-  return {
-    user: decodeURIComponent(decoded.slice(0, i)),
-    pass: decodeURIComponent(decoded.slice(i + 1)),
-  };
-}
-
 export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<SlackEmulator> {
   const host = opts.host ?? "127.0.0.1";
   const now = opts.now ?? Date.now;
@@ -267,47 +131,19 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
   const workspace = new Workspace(opts.seed, { now });
   workspace.tokenRotation = opts.tokenRotation;
   if (opts.fileShareDelayMs !== undefined) workspace.fileShareDelayMs = opts.fileShareDelayMs;
-  const calls: CallRecord[] = [];
-  const listeners = new Set<(c: CallRecord) => void>();
-  let seq = 0;
-  let throttles: { rule: ThrottleRule; left: number }[] = [];
-  let slows: { rule: SlowRule; left: number }[] = [];
+  const log = new CallLog(now);
+  const record = (c: Omit<CallRecord, "seq" | "time">) => log.record(c);
+  const calls = log.calls;
+  const faults = new FaultRules((ref) => workspace.resolveChannel(ref)?.id);
   const limiter = new RateLimiter(now, opts.rateLimits ?? {});
   if (opts.rateLimit !== undefined) limiter.set({ perChannel: opts.rateLimit });
   let appUrl = opts.appUrl?.replace(/\/+$/, "");
   let driver: SlackDriver | undefined;
 
-  function record(c: Omit<CallRecord, "seq" | "time">): CallRecord {
-    const rec: CallRecord = { ...c, seq: ++seq, time: now() };
-    calls.push(rec);
-    for (const l of listeners) {
-      try {
-        l(rec);
-      } catch {
-        // a listener's failure is the listener's business; the emulator keeps answering
-      }
-    }
-    return rec;
-  }
-
-  /** Whether a throttle or slow rule names this call (its method and channel, if it says). */
-  function matches(rule: { method?: string; channel?: string }, method: string, args: Json) {
-    if (rule.method !== undefined && rule.method !== method) return false;
-    if (rule.channel === undefined) return true;
-    const channel = typeof args.channel === "string" ? args.channel : undefined;
-    if (channel === undefined) return false;
-    const resolved = workspace.resolveChannel(channel)?.id;
-    const want = workspace.resolveChannel(rule.channel)?.id ?? rule.channel;
-    return channel === rule.channel || resolved === want;
-  }
-
+  /** A throttle rule this call meets, else Slack's own rate limits. */
   function throttled(method: string, args: Json): number | { error: string } | undefined {
-    for (const t of throttles) {
-      if (t.left <= 0 || !matches(t.rule, method, args)) continue;
-      t.left--;
-      throttles = throttles.filter((x) => x.left > 0);
-      return t.rule.error === undefined ? t.rule.retryAfterSec : { error: t.rule.error };
-    }
+    const staged = faults.throttled(method, args);
+    if (staged !== undefined) return staged;
     const channel = typeof args.channel === "string" ? args.channel : undefined;
     return limiter.take(
       method,
@@ -315,48 +151,8 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     );
   }
 
-  /** How long this call's answer is held back (SlowRule), 0 for most. */
-  function lateBy(method: string, args: Json): SlowRule | undefined {
-    for (const t of slows) {
-      if (t.left <= 0 || !matches(t.rule, method, args)) continue;
-      t.left--;
-      slows = slows.filter((x) => x.left > 0);
-      return t.rule;
-    }
-    return undefined;
-  }
-
   async function handleApi(req: IncomingMessage, res: ServerResponse, method: string, url: URL) {
-    const text = await readBody(req, bodyLimit);
-    const contentType = (req.headers["content-type"] ?? "").split(";")[0]?.trim().toLowerCase();
-    let raw: Json = Object.fromEntries(url.searchParams.entries());
-    let jsonBody = false;
-    let parseError: string | undefined;
-    if (text.length > 0) {
-      if (contentType === "application/json") {
-        jsonBody = true;
-        try {
-          const parsed: unknown = JSON.parse(text);
-          if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-            parseError = "json_not_object";
-          } else raw = { ...raw, ...(parsed as Json) };
-        } catch {
-          parseError = "invalid_json";
-        }
-      } else if (
-        contentType === "application/x-www-form-urlencoded" ||
-        contentType === "text/plain" ||
-        contentType === undefined ||
-        contentType === ""
-      ) {
-        raw = { ...raw, ...formToObject(text) };
-      } else {
-        parseError = "invalid_post_type";
-      }
-    }
-    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "")?.[1];
-    // Slack reads a token from the header or a form field, never from a JSON body.
-    const token = bearer ?? (jsonBody ? undefined : (raw.token as string | undefined));
+    const { raw, token, parseError } = await readApiRequest(req, url, bodyLimit);
     const known = token === undefined ? undefined : workspace.tokens.get(token);
     const base = {
       method,
@@ -405,7 +201,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       }
       throw err;
     }
-    const late = lateBy(method, raw);
+    const late = faults.lateBy(method, raw);
     // Took effect, answered with an error that says it may have: the answer the app gets.
     const body =
       late?.error !== undefined && r.body.ok === true ? { ok: false, error: late.error } : r.body;
@@ -447,7 +243,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       target.searchParams.set("error", "access_denied");
     } else {
       try {
-        const code = workspace.authorize({
+        const code = authorize(workspace, {
           clientId: q.get("client_id") ?? undefined,
           scopes: (q.get("scope") ?? "")
             .split(",")
@@ -546,7 +342,7 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
         return handleResponseUrl(req, res, path.slice("/response/".length));
       }
       if (path === "/_emulator/state" && req.method === "GET") {
-        return sendJson(res, 200, workspace.snapshot());
+        return sendJson(res, 200, snapshot(workspace));
       }
       if (path === "/_emulator/calls" && req.method === "GET") {
         const since = Number(url.searchParams.get("since") ?? 0);
@@ -613,41 +409,9 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       appUrl = url.replace(/\/+$/, "");
       driver = undefined;
     },
-    throttle(rule: ThrottleRule) {
-      if (!(rule.times > 0) || !(rule.retryAfterSec >= 0)) {
-        throw new Error("throttle needs times > 0 and retryAfterSec >= 0");
-      }
-      if (rule.error !== undefined) {
-        // Never more lenient than Slack: a refusal the reference does not document for the
-        // method (or, for a rule on any method, for every method) cannot be staged.
-        const documented =
-          rule.method === undefined
-            ? COMMON_ERRORS.has(rule.error)
-            : methodFacts(rule.method)?.errors.has(rule.error);
-        if (!documented) {
-          throw new Error(
-            `throttle: Slack's reference does not list ${rule.error} for ${rule.method ?? "every method"}`,
-          );
-        }
-      }
-      throttles.push({ rule, left: rule.times });
-    },
-    clearThrottles() {
-      throttles = [];
-    },
-    slow(rule: SlowRule) {
-      if (!(rule.times > 0) || !(rule.ms >= 0)) throw new Error("slow needs times > 0 and ms >= 0");
-      if (
-        rule.error !== undefined &&
-        rule.error !== "internal_error" &&
-        rule.error !== "fatal_error"
-      ) {
-        throw new Error(
-          "slow's error is internal_error or fatal_error (a call that may have happened)",
-        );
-      }
-      slows.push({ rule, left: rule.times });
-    },
+    throttle: (rule) => faults.throttle(rule),
+    clearThrottles: () => faults.clearThrottles(),
+    slow: (rule) => faults.slow(rule),
     get notifications() {
       return workspace.notifications;
     },
@@ -665,35 +429,13 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
     },
     releaseDue: () => workspace.releaseDue(),
     sharesLanded: () => sharesLanded(workspace),
-    waitForCall(match, o = {}) {
-      const since = o.since ?? 0;
-      const found = calls.find((c) => c.seq > since && match(c));
-      if (found) return Promise.resolve(found);
-      return new Promise((resolve, reject) => {
-        const t = setTimeout(() => {
-          off();
-          reject(new Error(`no matching Slack call within ${o.timeoutMs ?? 5000} ms`));
-        }, o.timeoutMs ?? 5000);
-        const off = emulator.onCall((c) => {
-          if (c.seq > since && match(c)) {
-            clearTimeout(t);
-            off();
-            resolve(c);
-          }
-        });
-      });
-    },
-    onCall(listener) {
-      listeners.add(listener);
-      return () => listeners.delete(listener);
-    },
-    clearCalls() {
-      calls.length = 0;
-    },
+    waitForCall: (match, o) => log.waitForCall(match, o),
+    onCall: (listener) => log.onCall(listener),
+    clearCalls: () => log.clear(),
     async close() {
       if (timer) clearInterval(timer);
       driver?.cancelRedeliveries();
-      listeners.clear();
+      log.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -1,5 +1,5 @@
+import type { Directory } from "./directory.ts";
 import type { Channel, Json, Message, User, ViewRecord } from "./model.ts";
-import type { Workspace } from "./workspace.ts";
 
 /** The JSON shapes Slack returns for people, conversations, messages and views. */
 
@@ -16,7 +16,7 @@ function tzInfo(tz: string, atMs: number): { offsetSec: number; label: string } 
   return { offsetSec, label };
 }
 
-export function userJson(ws: Workspace, u: User, withEmail: boolean): Json {
+export function userJson(ws: Directory, u: User, withEmail: boolean): Json {
   const { offsetSec, label } = tzInfo(u.tz, ws.now());
   const profile: Json = {
     title: u.title,
@@ -75,7 +75,7 @@ export function userJson(ws: Workspace, u: User, withEmail: boolean): Json {
   };
 }
 
-export function channelJson(ws: Workspace, ch: Channel, viewer: string, withCount = false): Json {
+export function channelJson(ws: Directory, ch: Channel, viewer: string, withCount = false): Json {
   if (ch.is_im) {
     return {
       id: ch.id,
@@ -118,7 +118,7 @@ export function channelJson(ws: Workspace, ch: Channel, viewer: string, withCoun
   return out;
 }
 
-export function messageJson(ws: Workspace, m: Message): Json {
+export function messageJson(ws: Directory, m: Message): Json {
   const out: Json = structuredClone(m) as unknown as Json;
   // The emulator's own mark; Slack's message object has no such field.
   delete out.thread_locked;
@@ -137,30 +137,4 @@ export function messageJson(ws: Workspace, m: Message): Json {
 
 export function viewJson(rec: ViewRecord): Json {
   return structuredClone(rec.view) as unknown as Json;
-}
-
-/** Everything a page (or a test) may want to show, as plain JSON. Tokens are left out. */
-export function snapshot(ws: Workspace): Json {
-  return {
-    team: ws.team,
-    app: { appId: ws.app.appId, botId: ws.app.botId, botUserId: ws.app.botUserId },
-    users: [...ws.users.values()].map((u) => ws.userJson(u, true)),
-    channels: [...ws.channels.values()].map((c) => ({
-      ...ws.channelJson(c, ws.app.botUserId, true),
-      members: [...c.members],
-      messages: c.messages.map((m) => ws.messageJson(m)),
-    })),
-    usergroups: [...ws.usergroups.values()],
-    ephemerals: ws.ephemeralsFor(),
-    scheduled: [...ws.scheduled.values()],
-    modals: Object.fromEntries(
-      [...ws.modalStacks.keys()].map((u) => [u, ws.stack(u).map((r) => ws.viewJson(r))]),
-    ),
-    homes: Object.fromEntries(
-      [...ws.homeViews.entries()].flatMap(([u, id]) => {
-        const rec = ws.views.get(id);
-        return rec ? [[u, ws.viewJson(rec)]] : [];
-      }),
-    ),
-  };
 }

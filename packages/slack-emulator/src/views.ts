@@ -74,24 +74,6 @@ function makeView(
   return rec;
 }
 
-/** The open modals of a user, bottom first. */
-export function stack(ws: Workspace, user: string): ViewRecord[] {
-  return (ws.modalStacks.get(user) ?? []).flatMap((id) => {
-    const rec = ws.views.get(id);
-    return rec ? [rec] : [];
-  });
-}
-
-export function topView(ws: Workspace, user: string): ViewRecord | undefined {
-  const s = ws.stack(user);
-  return s[s.length - 1];
-}
-
-export function homeView(ws: Workspace, user: string): ViewRecord | undefined {
-  const id = ws.homeViews.get(user);
-  return id === undefined ? undefined : ws.views.get(id);
-}
-
 export function openView(ws: Workspace, triggerId: string, input: unknown): ViewRecord {
   const v = checkView(input, "modal");
   const user = ws.consumeTrigger(triggerId);
@@ -216,7 +198,7 @@ export function applyViewSubmissionResponse(
   const rec = ws.views.get(viewId);
   if (!rec || rec.closed) return { action: "invalid", reason: "the view is no longer open" };
   if (body === undefined || body === "" || (isObj(body) && Object.keys(body).length === 0)) {
-    ws.closeView(user, viewId);
+    closeView(ws, user, viewId);
     return { action: "closed" };
   }
   if (!isObj(body)) return { action: "invalid", reason: "the response body is not JSON" };

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { DriverError, type SlackEmulator, startSlackEmulator } from "../src/index.ts";
+import { openView } from "../src/views.ts";
 import { ALL_TEST_SCOPES } from "./helpers.ts";
 
 // The driver keeps Slack's side of the conversation: typed text escaped as Slack sends it, the
@@ -116,7 +117,7 @@ describe("the acknowledgement deadline", () => {
 
   it("does not apply a late view_submission answer: the modal stays open", async () => {
     const trigger = emu.workspace.issueTriggerId("U0KEI0ORG");
-    emu.workspace.openView(trigger, {
+    openView(emu.workspace, trigger, {
       type: "modal",
       callback_id: "form",
       title: { type: "plain_text", text: "Form" },

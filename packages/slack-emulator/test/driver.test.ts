@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { App, type Installation, type InstallationQuery, verifySlackRequest } from "@slack/bolt";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Forgery, signSlackRequest } from "../src/driver.ts";
+import { type Forgery, signSlackRequest } from "../src/driver/index.ts";
 import { type SlackEmulator, startSlackEmulator } from "../src/index.ts";
 import { ALL_TEST_SCOPES, quietLogger } from "./helpers.ts";
 

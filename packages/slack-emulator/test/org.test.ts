@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { WebClient } from "@slack/web-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_USERS, type SlackEmulator, startSlackEmulator } from "../src/index.ts";
+import { authorize } from "../src/oauth.ts";
 import { ALL_TEST_SCOPES, quietLogger } from "./helpers.ts";
 
 /**
@@ -92,7 +93,7 @@ afterAll(async () => {
 
 describe("an org-wide install", () => {
   it("installs for the org: team null, the enterprise, is_enterprise_install", async () => {
-    const code = emu.workspace.authorize({
+    const code = authorize(emu.workspace, {
       clientId: emu.clientId,
       scopes: ["chat:write"],
       userScopes: [],
@@ -191,7 +192,7 @@ describe("an org-wide install", () => {
 
 describe("people of another organization and guests", () => {
   it("users.info gives their own team and guest flags", async () => {
-    const code = emu.workspace.authorize({
+    const code = authorize(emu.workspace, {
       clientId: emu.clientId,
       scopes: ["users:read"],
       userScopes: [],

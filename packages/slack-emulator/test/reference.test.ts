@@ -9,6 +9,7 @@ import {
   type SlackEmulator,
   startSlackEmulator,
 } from "../src/index.ts";
+import { authorize, exchange } from "../src/oauth.ts";
 import { ALL_TEST_SCOPES } from "./helpers.ts";
 
 // Every emulated method held to Slack's published reference (src/reference/web-api-methods.json):
@@ -41,13 +42,13 @@ beforeAll(async () => {
     rateLimits: false,
   });
   // A second installation's token holding no scope at all.
-  const code = emu.workspace.authorize({
+  const code = authorize(emu.workspace, {
     clientId: emu.clientId,
     scopes: ["commands"],
     userScopes: [],
     redirectUri: undefined,
   });
-  const r = emu.workspace.exchange({
+  const r = exchange(emu.workspace, {
     clientId: emu.clientId,
     clientSecret: emu.clientSecret,
     grantType: undefined,

@@ -6,6 +6,7 @@ import {
 } from "@slack/web-api";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { type SlackEmulator, startSlackEmulator } from "../src/index.ts";
+import { authorize } from "../src/oauth.ts";
 import { ALL_TEST_SCOPES, quietLogger } from "./helpers.ts";
 
 // The emulator over real HTTP, driven by the real @slack/web-api client the app uses.
@@ -892,7 +893,7 @@ describe("OAuth", () => {
   it("rotates tokens: refresh_token and expires_in, expiry, refresh grant", async () => {
     emu.setTokenRotation({ expiresInSec: 60 });
     try {
-      const code = emu.workspace.authorize({
+      const code = authorize(emu.workspace, {
         clientId: emu.clientId,
         scopes: ["chat:write"],
         userScopes: [],

@@ -43,4 +43,53 @@ describe("app-manifest.yml", () => {
       expect(c.description.length).toBeLessThanOrEqual(100);
     for (const s of m.features.shortcuts) expect(s.description.length).toBeLessThanOrEqual(150);
   });
+
+  it("declares the two Workflow Builder steps of DESIGN.md in the v1 form Slack's schema takes", () => {
+    const m = parse(committed) as ReturnType<typeof buildManifest>;
+    expect(m._metadata.major_version).toBe(1);
+    expect(Object.keys(m.functions)).toEqual(["schedule_live_event", "get_event_attendance"]);
+    const shape = (params: Record<string, { type: string; is_required: boolean }>) =>
+      Object.fromEntries(Object.entries(params).map(([k, p]) => [k, [p.type, p.is_required]]));
+    const schedule = m.functions.schedule_live_event;
+    expect(shape(schedule.input_parameters)).toEqual({
+      title: ["string", true],
+      start: ["slack#/types/timestamp", true],
+      end: ["slack#/types/timestamp", true],
+      organizer: ["slack#/types/user_id", true],
+      description: ["string", false],
+      channel: ["slack#/types/channel_id", false],
+    });
+    expect(shape(schedule.output_parameters)).toEqual({
+      event_id: ["string", true],
+      join_url: ["string", true],
+      start: ["slack#/types/timestamp", true],
+    });
+    const attendance = m.functions.get_event_attendance;
+    expect(shape(attendance.input_parameters)).toEqual({ event_id: ["string", true] });
+    expect(shape(attendance.output_parameters)).toEqual({
+      peak: ["integer", true],
+      unique: ["integer", true],
+      present_at_end: ["integer", true],
+      state: ["string", true],
+    });
+    for (const [id, f] of Object.entries(m.functions)) {
+      expect(id.length).toBeLessThanOrEqual(100);
+      expect(f.title.length).toBeGreaterThan(0);
+      expect(f.title.length).toBeLessThanOrEqual(255);
+      expect(f.description.length).toBeGreaterThan(0);
+      // v1: parameters keyed by name; the v2 shape ({properties, required}) is invalid under v1.
+      expect(f.input_parameters).not.toHaveProperty("properties");
+      expect(f.output_parameters).not.toHaveProperty("properties");
+      const all = [...Object.values(f.input_parameters), ...Object.values(f.output_parameters)];
+      expect(Object.keys(f.input_parameters).length).toBeLessThanOrEqual(50);
+      for (const p of all) {
+        expect(typeof p.type).toBe("string");
+        expect(typeof p.is_required).toBe("boolean");
+      }
+    }
+    // Custom steps need an org-ready app, the event, and a remote runtime (this server).
+    expect(m.settings.org_deploy_enabled).toBe(true);
+    expect(m.settings.function_runtime).toBe("remote");
+    expect(m.settings.event_subscriptions.bot_events).toContain("function_executed");
+  });
 });

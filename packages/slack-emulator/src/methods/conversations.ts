@@ -1,4 +1,5 @@
 import { SlackApiError } from "../errors.ts";
+import { channelJson } from "../shapes.ts";
 import type { Channel, Json, Message } from "../workspace.ts";
 import { page, timeRange } from "./args.ts";
 import { actor, type CallContext, type MethodSpec, requireConversationScope } from "./types.ts";
@@ -36,7 +37,8 @@ export const CONVERSATIONS: Readonly<Record<string, MethodSpec>> = {
       const ch = named(ctx);
       requireConversationScope(ctx, ch, "read");
       return {
-        channel: ctx.ws.channelJson(
+        channel: channelJson(
+          ctx.ws,
           ch,
           actor(ctx).userId,
           ctx.args.bool("include_num_members") === true,
@@ -79,7 +81,7 @@ export const CONVERSATIONS: Readonly<Record<string, MethodSpec>> = {
       });
       const p = page(all, ctx.args);
       return {
-        channels: p.items.map((c) => ctx.ws.channelJson(c, t.userId, true)),
+        channels: p.items.map((c) => channelJson(ctx.ws, c, t.userId, true)),
         response_metadata: { next_cursor: p.next },
       };
     },
@@ -113,7 +115,7 @@ export const CONVERSATIONS: Readonly<Record<string, MethodSpec>> = {
       const already = ch.members.has(t.userId);
       ch.members.add(t.userId);
       return {
-        channel: ctx.ws.channelJson(ch, t.userId),
+        channel: channelJson(ctx.ws, ch, t.userId),
         ...(already && {
           warning: "already_in_channel",
           response_metadata: { warnings: ["already_in_channel"] },

@@ -1,6 +1,7 @@
 import { CHAT } from "./chat.ts";
 import { CONVERSATIONS } from "./conversations.ts";
 import { FILES } from "./files.ts";
+import { FUNCTIONS } from "./functions.ts";
 import { PEOPLE } from "./people.ts";
 import type { MethodSpec } from "./types.ts";
 import { UNFURL } from "./unfurl.ts";
@@ -22,4 +23,5 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   ...CONVERSATIONS,
   ...FILES,
   ...UNFURL,
+  ...FUNCTIONS,
 };

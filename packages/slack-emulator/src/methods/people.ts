@@ -1,4 +1,6 @@
 import { SlackApiError } from "../errors.ts";
+import { exchange, exchangeLongLived, revoke } from "../oauth.ts";
+import { userJson } from "../shapes.ts";
 import { page } from "./args.ts";
 import type { MethodSpec } from "./types.ts";
 
@@ -41,7 +43,7 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
     auth: true,
     errors: [],
     handler: ({ ws, args, auth }) => {
-      if (args.bool("test") !== true) ws.revoke(auth!.token);
+      if (args.bool("test") !== true) revoke(ws, auth!.token);
       return { revoked: true };
     },
   },
@@ -57,7 +59,7 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
       "bad_redirect_uri",
     ],
     handler: ({ ws, args, basic }) =>
-      ws.exchange({
+      exchange(ws, {
         clientId: args.str("client_id") ?? basic?.user,
         clientSecret: args.str("client_secret") ?? basic?.pass,
         grantType: args.str("grant_type"),
@@ -76,7 +78,7 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
       "token_rotation_not_enabled",
     ],
     handler: ({ ws, args, basic, auth }) =>
-      ws.exchangeLongLived({
+      exchangeLongLived(ws, {
         clientId: args.str("client_id") ?? basic?.user,
         clientSecret: args.str("client_secret") ?? basic?.pass,
         token: auth!,
@@ -89,7 +91,7 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
     handler: ({ ws, args, auth }) => {
       const u = ws.user(args.resolve("user", "user_not_found"));
       if (!u) throw new SlackApiError("user_not_found");
-      return { user: ws.userJson(u, auth!.scopes.includes("users:read.email")) };
+      return { user: userJson(ws, u, auth!.scopes.includes("users:read.email")) };
     },
   },
 
@@ -99,7 +101,7 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
     handler: ({ ws, args }) => {
       const email = args.resolve("email", "users_not_found").toLowerCase();
       for (const u of ws.users.values()) {
-        if (!u.deleted && u.email?.toLowerCase() === email) return { user: ws.userJson(u, true) };
+        if (!u.deleted && u.email?.toLowerCase() === email) return { user: userJson(ws, u, true) };
       }
       throw new SlackApiError("users_not_found");
     },
@@ -112,7 +114,7 @@ export const PEOPLE: Readonly<Record<string, MethodSpec>> = {
       const withEmail = auth!.scopes.includes("users:read.email");
       const p = page([...ws.users.values()], args, { defaultLimit: 200 });
       return {
-        members: p.items.map((u) => ws.userJson(u, withEmail)),
+        members: p.items.map((u) => userJson(ws, u, withEmail)),
         cache_ts: ws.nowSec(),
         response_metadata: { next_cursor: p.next },
       };

@@ -1,4 +1,5 @@
 import { argumentError } from "../errors.ts";
+import { openView, publishView, pushView, updateView } from "../views.ts";
 import type { MethodSpec } from "./types.ts";
 
 /**
@@ -16,7 +17,7 @@ export const VIEWS: Readonly<Record<string, MethodSpec>> = {
     handler: ({ ws, args }) => {
       const trigger = args.str("trigger_id") ?? args.str("interactivity_pointer") ?? "";
       const view = args.json("view", "invalid_arguments");
-      return { view: ws.viewJson(ws.openView(trigger, view)) };
+      return { view: ws.viewJson(openView(ws, trigger, view)) };
     },
   },
 
@@ -32,7 +33,7 @@ export const VIEWS: Readonly<Record<string, MethodSpec>> = {
     handler: ({ ws, args }) => {
       const trigger = args.str("trigger_id") ?? args.str("interactivity_pointer") ?? "";
       const view = args.json("view", "invalid_arguments");
-      return { view: ws.viewJson(ws.pushView(trigger, view)) };
+      return { view: ws.viewJson(pushView(ws, trigger, view)) };
     },
   },
 
@@ -47,7 +48,7 @@ export const VIEWS: Readonly<Record<string, MethodSpec>> = {
         ...(viewId !== undefined && { view_id: viewId }),
         ...(externalId !== undefined && { external_id: externalId }),
       };
-      return { view: ws.viewJson(ws.updateView(ref, view, args.str("hash"))) };
+      return { view: ws.viewJson(updateView(ws, ref, view, args.str("hash"))) };
     },
   },
 
@@ -64,7 +65,7 @@ export const VIEWS: Readonly<Record<string, MethodSpec>> = {
         ]);
       }
       const view = args.json("view", "invalid_arguments");
-      return { view: ws.viewJson(ws.publishView(user.id, view, args.str("hash"))) };
+      return { view: ws.viewJson(publishView(ws, user.id, view, args.str("hash"))) };
     },
   },
 };

@@ -1,5 +1,5 @@
-import { allOptions, initialState, isEmptyState, optionObject, stateShape } from "./view-state.js";
-import type { Json, ViewRecord } from "./workspace.ts";
+import { allOptions, initialState, isEmptyState, optionObject, stateShape } from "../view-state.js";
+import type { Json, ViewRecord } from "../workspace.ts";
 
 /**
  * The driver's side of view state: what a test gives (a value, an option value, a handle, a
