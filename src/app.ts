@@ -22,6 +22,7 @@ import { createLogger, type Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
 import { createSlackSide } from "./slack/bolt-app.ts";
+import { stepRunRepo } from "./slack/functions/run.ts";
 import { registerListeners } from "./slack/index.ts";
 import { viewOnceRepo } from "./slack/views/once.ts";
 import { slackStartError, storeStartError } from "./startup-errors.ts";
@@ -125,7 +126,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const inThread = (options.liveEngine ?? "thread") === "thread" && config.store.kind !== "memory";
   const store = await openStore(config.store.url, {
     cipher,
-    repositories: [...LIVE_REPOSITORIES, viewOnceRepo],
+    repositories: [...LIVE_REPOSITORIES, viewOnceRepo, stepRunRepo],
     logger,
     sqliteCheckpoints: inThread ? "elsewhere" : "here",
     ...(options.storeNamespace ? { namespace: options.storeNamespace } : {}),

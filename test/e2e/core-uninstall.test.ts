@@ -8,7 +8,9 @@ import { createClient } from "@redis/client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type OnAirApp, startApp } from "../../src/app.ts";
 import { loadConfig } from "../../src/config.ts";
+import { stepRunKey } from "../../src/slack/functions/run.ts";
 import { botScopes } from "../../src/slack/scopes.ts";
+import { submissionKey } from "../../src/slack/views/once.ts";
 import { hashWebhookSecret } from "../../src/store/index.ts";
 import { CHANNELS, TEAM, USERS } from "../helpers/app-harness.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
@@ -116,6 +118,9 @@ async function seed(app: OnAirApp, team: string, subId: string): Promise<void> {
     instances: {},
     createdAt: Date.now(),
   });
+  // The once-only claims of a form submission and of a workflow step's run are the team's too.
+  await s.claimOnce(submissionKey(team, { id: `V-${team}`, hash: "h1" }), 60_000);
+  await s.claimOnce(stepRunKey(team, `Fx-${team}`), 60_000, { state: "done" });
   await s.subscriptions.put(subId, {
     team,
     eventId: `ev-${team}`,

@@ -1,7 +1,9 @@
 import { WebClient } from "@slack/web-api";
+import { z } from "zod";
 import type { Deps } from "../../deps.ts";
 import { GENERIC_FAILURE, isUserMistake, plainMessage } from "../../domain/errors.ts";
 import { slackErrorName } from "../../slack-errors.ts";
+import { defineRepository } from "../../store/index.ts";
 import { quietLogger } from "../directory.ts";
 
 /**
@@ -29,7 +31,17 @@ interface StepClaim {
   readonly at: number;
 }
 
-const PREFIX = "fn-step:";
+/**
+ * The runs as a repository of their own, so the store's `deleteTeam` removes a workspace's runs
+ * with the rest of its data when it uninstalls.
+ */
+export const stepRunRepo = defineRepository({
+  prefix: "fn-step",
+  schema: z.unknown(),
+  team: "key",
+});
+
+const PREFIX = `${stepRunRepo.prefix}:`;
 /** How long a run is remembered: Slack gives up on a step long before (a workflow's run is hours). */
 export const STEP_MEMORY_MS = 7 * 24 * 3_600_000;
 /** Completion attempts in the request's own run, ms after the first failure. */
@@ -46,7 +58,7 @@ const GIVE_UP_MS = 24 * 3_600_000;
 const STOPPED =
   "On Air stopped while running this step, so check /onair list before you run the workflow again.";
 
-function keyOf(team: string, executionId: string): string {
+export function stepRunKey(team: string, executionId: string): string {
   return `${PREFIX}${team}:${executionId.slice(0, 120)}`;
 }
 
@@ -106,7 +118,7 @@ async function complete(
   outcome: StepOutcome,
   retries: readonly number[],
 ): Promise<void> {
-  const key = keyOf(claim.team, claim.executionId);
+  const key = stepRunKey(claim.team, claim.executionId);
   const mine = flying(deps);
   mine.add(key);
   try {
@@ -167,7 +179,7 @@ export async function runStep(
   run: { team: string; executionId: string; step: string; client: WebClient },
   work: () => Promise<StepOutcome>,
 ): Promise<void> {
-  const key = keyOf(run.team, run.executionId);
+  const key = stepRunKey(run.team, run.executionId);
   const claim: StepClaim = {
     team: run.team,
     executionId: run.executionId,
