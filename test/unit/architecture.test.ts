@@ -122,10 +122,7 @@ describe("the shape of src/", () => {
   });
 
   it("files inside one folder import each other in no circle (src/ and packages/)", () => {
-    const circles = folderCircles().filter(
-      (c) => !CIRCLES_BEING_UNDONE.some((folder) => c.startsWith(folder)),
-    );
-    expect(circles).toEqual([]);
+    expect(folderCircles()).toEqual([]);
   });
 
   it("only the store's adapter wiring imports a store driver or a keyv adapter", () => {
@@ -156,20 +153,6 @@ describe("the shape of src/", () => {
     expect(long.map((f) => relative(SRC, f))).toEqual([]);
   });
 });
-
-/**
- * Folders whose circles other work in this round is undoing (the emulator, the playground, the
- * sandbox, bench): tolerated here until that work lands, then taken out of this list. No other
- * folder may hold one, src/live and src/domain included.
- */
-const CIRCLES_BEING_UNDONE: string[] = [
-  // The emulator's own helper is on it (driver ⇄ server; workspace ⇄ oauth, shapes, views).
-  "packages/slack-emulator/src/",
-  // Not this round's live work: installation-store ⇄ org-workspaces.
-  "src/slack/",
-  // Not this round's live work: index ⇄ key-check.
-  "src/store/",
-];
 
 const ROOT = resolve(SRC, "..");
 
