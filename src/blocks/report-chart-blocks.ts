@@ -61,7 +61,7 @@ export interface DataTableBlock {
 
 export type ReportChartBlock = DataVisualizationBlock | DataTableBlock;
 
-/** The report's data the blocks are built from (what src/report-upload.ts renders too). */
+/** The report's data the blocks are built from (what src/live/report-upload.ts renders too). */
 export interface ReportChartInput {
   figures: ReportFigures;
   series: MinuteSeries;
