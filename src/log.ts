@@ -7,8 +7,8 @@ export type { Logger };
 /**
  * The one list of secret names. A field, header or query parameter carries a credential when its
  * name (any case) contains one of these words or is one of the short names: the log's redaction
- * below, the upstream errors' redacted requests (upstream/errors.ts) and the sandbox's call log
- * (sandbox/calllog.ts) all ask isSecretName.
+ * below, `redactBody` (the upstream errors' redacted requests, upstream/errors.ts, and the
+ * sandbox's call log, sandbox/calllog.ts) and their URLs and headers all ask isSecretName.
  */
 export const SECRET_NAME_WORDS = [
   "token",
@@ -94,6 +94,32 @@ export function scrub(text: string): string {
     });
   }
   return out;
+}
+
+/**
+ * A deep copy of a JSON value with every credential replaced: secret-named keys (isSecretName),
+ * every value of a `headers` map (a webhook registration carries the receiver's shared secret
+ * there), and secret-shaped text inside strings (scrub). The upstream errors' redacted request
+ * and the sandbox's call log both show bodies through it. Past 8 levels deep, the rest is
+ * replaced whole rather than walked.
+ */
+export function redactBody(value: unknown, depth = 0): unknown {
+  if (depth > 8) return REDACTED;
+  if (typeof value === "string") return scrub(value);
+  if (Array.isArray(value)) return value.map((v) => redactBody(v, depth + 1));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (isSecretName(k)) out[k] = REDACTED;
+      else if (k.toLowerCase() === "headers" && v !== null && typeof v === "object") {
+        out[k] = Array.isArray(v)
+          ? v.map(() => REDACTED)
+          : Object.fromEntries(Object.keys(v).map((h) => [h, REDACTED]));
+      } else out[k] = redactBody(v, depth + 1);
+    }
+    return out;
+  }
+  return value;
 }
 
 export interface LoggerOptions {

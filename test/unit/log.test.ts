@@ -1,6 +1,14 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, isSecretName, readableLines, SECRET_FIELDS, scrub } from "../../src/log.ts";
+import {
+  createLogger,
+  isSecretName,
+  REDACTED,
+  readableLines,
+  redactBody,
+  SECRET_FIELDS,
+  scrub,
+} from "../../src/log.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -72,5 +80,23 @@ describe("logger", () => {
       expect(isSecretName(name), name).toBe(true);
     for (const name of ["title", "eventId", "codeName", "keys", "headers"])
       expect(isSecretName(name), name).toBe(false);
+  });
+
+  it("redactBody: one walk for the upstream errors and the sandbox's call log", () => {
+    const body = {
+      title: "Town hall",
+      headers: [{ "X-OnAir-Secret": "WH-1" }],
+      properties: { refresh_token: "RT-1", note: "see Bearer abc.def" },
+    };
+    expect(redactBody(body)).toEqual({
+      title: "Town hall",
+      headers: [REDACTED],
+      properties: { refresh_token: REDACTED, note: `see Bearer ${REDACTED}` },
+    });
+    // A body nested past 8 levels is cut off there, secret or not: it is never walked forever.
+    let deep: unknown = { leaf: "plain" };
+    for (let i = 0; i < 12; i++) deep = { next: deep };
+    expect(JSON.stringify(redactBody(deep))).not.toContain("plain");
+    expect(JSON.stringify(redactBody(deep))).toContain(REDACTED);
   });
 });
