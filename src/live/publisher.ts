@@ -37,7 +37,7 @@ export interface Publishing {
   channel(ch: string): ChannelPosting;
   client(): Promise<WebClient>;
   emailsShown(): Promise<boolean>;
-  /** The shared event record keeps the card per channel (DESIGN.md data table). */
+  /** The shared event record keeps the card per channel (README: The store; store/records.ts). */
   mirrorCard(ch: string, ts: string): Promise<void>;
   readonly shareSettleMs: number;
 }
