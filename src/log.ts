@@ -71,14 +71,23 @@ const redactPaths = [
 ];
 
 /**
- * Known secret shapes inside free text: Slack tokens, Bearer/Basic credentials, and
- * accesstoken-style query values. Used on error messages and anything that echoes a request.
+ * Known secret shapes inside free text: Slack tokens and Bearer/Basic credentials. Used on error
+ * messages and anything that echoes a request, with NAMED_VALUES below.
  */
 const SECRET_PATTERNS: readonly RegExp[] = [
   /xox[abposer]-[A-Za-z0-9-]+/g,
   /xapp-[A-Za-z0-9-]+/g,
   /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
-  /\b((?:meeting)?accesstoken|access_token|client_secret|password|token)=([^&\s"']+)/gi,
+];
+
+/**
+ * Named values inside free text, a query string or form (`name=value`) and JSON
+ * (`"name":"value"`): the value is replaced when isSecretName(name), the one list deciding here
+ * as everywhere else.
+ */
+const NAMED_VALUES: readonly RegExp[] = [
+  /(?<![\w.-])([A-Za-z][\w.-]*)(=)([^&\s"']+)/g,
+  /"([A-Za-z][\w.-]*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g,
 ];
 
 export const REDACTED = "[redacted]";
@@ -87,10 +96,14 @@ export const REDACTED = "[redacted]";
 export function scrub(text: string): string {
   let out = text;
   for (const re of SECRET_PATTERNS) {
-    out = out.replace(re, (match, a: string | undefined) => {
-      if (/^(Bearer|Basic)$/i.test(a ?? "")) return `${a} ${REDACTED}`;
-      const eq = match.indexOf("=");
-      return eq > 0 ? `${match.slice(0, eq + 1)}${REDACTED}` : REDACTED;
+    out = out.replace(re, (_match, a: string | undefined) =>
+      /^(Bearer|Basic)$/i.test(a ?? "") ? `${a} ${REDACTED}` : REDACTED,
+    );
+  }
+  for (const re of NAMED_VALUES) {
+    out = out.replace(re, (match, name: string, sep: string) => {
+      if (!isSecretName(name)) return match;
+      return sep === "=" ? `${name}=${REDACTED}` : `"${name}"${sep}"${REDACTED}"`;
     });
   }
   return out;

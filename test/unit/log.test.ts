@@ -99,4 +99,17 @@ describe("logger", () => {
     expect(JSON.stringify(redactBody(deep))).not.toContain("plain");
     expect(JSON.stringify(redactBody(deep))).toContain(REDACTED);
   });
+
+  it("scrub asks the one list for named values in forms, queries and JSON text", () => {
+    const form = scrub(
+      "grant_type=refresh_token&refresh_token=RT-9&client_id=1.2&signing_secret=SS-1",
+    );
+    expect(form).toBe(
+      `grant_type=refresh_token&refresh_token=${REDACTED}&client_id=1.2&signing_secret=${REDACTED}`,
+    );
+    const json = scrub('answer {"title":"Town hall","apiKey":"AK-1","nested":{"passcode":"PC-1"}}');
+    expect(json).toBe(
+      `answer {"title":"Town hall","apiKey":"${REDACTED}","nested":{"passcode":"${REDACTED}"}}`,
+    );
+  });
 });
