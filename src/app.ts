@@ -5,7 +5,7 @@ import type { App } from "@slack/bolt";
 import type { DestinationStream } from "pino";
 import type { Dispatcher } from "undici";
 import type { Config } from "./config.ts";
-import type { Deps } from "./deps.ts";
+import type { Deps, LivePort } from "./deps.ts";
 import { type ReconcileOptions, reconcileEvents } from "./domain/reconcile.ts";
 import { createHealthHandler } from "./http/handlers/health.ts";
 import { createMetricsHandler } from "./http/handlers/metrics.ts";
@@ -17,15 +17,14 @@ import { createAppServer, type Handler } from "./http/server.ts";
 import type { LiveEngineOptions } from "./live/engine.ts";
 import { type LiveHost, startLiveHost } from "./live/host.ts";
 import { LIVE_REPOSITORIES } from "./live/live-record.ts";
-import type { LivePort } from "./live-port.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
 import { createSlackSide } from "./slack/bolt-app.ts";
 import { stepRunRepo } from "./slack/functions/run.ts";
 import { registerListeners } from "./slack/index.ts";
+import { slackStartError } from "./slack/start-error.ts";
 import { viewOnceRepo } from "./slack/views/once.ts";
-import { slackStartError, storeStartError } from "./startup-errors.ts";
 import {
   checkEncryptionKey,
   createCipher,
@@ -34,6 +33,7 @@ import {
   openStore,
   type Store,
 } from "./store/index.ts";
+import { storeStartError } from "./store/start-error.ts";
 import { createEventsClient } from "./upstream/events/client.ts";
 import { createTokenManager } from "./upstream/events/tokens.ts";
 import { createHttp, RETRY_POLICIES } from "./upstream/http.ts";

@@ -7,8 +7,8 @@ export type { Logger };
 /**
  * The one list of secret names. A field, header or query parameter carries a credential when its
  * name (any case) contains one of these words or is one of the short names: the log's redaction
- * below, the upstream errors' redacted requests (upstream/errors.ts) and the sandbox's call log
- * (sandbox/calllog.ts) all ask isSecretName.
+ * below, `redactBody` (the upstream errors' redacted requests, upstream/errors.ts, and the
+ * sandbox's call log, sandbox/calllog.ts) and their URLs and headers all ask isSecretName.
  */
 export const SECRET_NAME_WORDS = [
   "token",
@@ -71,14 +71,23 @@ const redactPaths = [
 ];
 
 /**
- * Known secret shapes inside free text: Slack tokens, Bearer/Basic credentials, and
- * accesstoken-style query values. Used on error messages and anything that echoes a request.
+ * Known secret shapes inside free text: Slack tokens and Bearer/Basic credentials. Used on error
+ * messages and anything that echoes a request, with NAMED_VALUES below.
  */
 const SECRET_PATTERNS: readonly RegExp[] = [
   /xox[abposer]-[A-Za-z0-9-]+/g,
   /xapp-[A-Za-z0-9-]+/g,
   /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi,
-  /\b((?:meeting)?accesstoken|access_token|client_secret|password|token)=([^&\s"']+)/gi,
+];
+
+/**
+ * Named values inside free text, a query string or form (`name=value`) and JSON
+ * (`"name":"value"`): the value is replaced when isSecretName(name), the one list deciding here
+ * as everywhere else.
+ */
+const NAMED_VALUES: readonly RegExp[] = [
+  /(?<![\w.-])([A-Za-z][\w.-]*)(=)([^&\s"']+)/g,
+  /"([A-Za-z][\w.-]*)"(\s*:\s*)"(?:[^"\\]|\\.)*"/g,
 ];
 
 export const REDACTED = "[redacted]";
@@ -87,13 +96,43 @@ export const REDACTED = "[redacted]";
 export function scrub(text: string): string {
   let out = text;
   for (const re of SECRET_PATTERNS) {
-    out = out.replace(re, (match, a: string | undefined) => {
-      if (/^(Bearer|Basic)$/i.test(a ?? "")) return `${a} ${REDACTED}`;
-      const eq = match.indexOf("=");
-      return eq > 0 ? `${match.slice(0, eq + 1)}${REDACTED}` : REDACTED;
+    out = out.replace(re, (_match, a: string | undefined) =>
+      /^(Bearer|Basic)$/i.test(a ?? "") ? `${a} ${REDACTED}` : REDACTED,
+    );
+  }
+  for (const re of NAMED_VALUES) {
+    out = out.replace(re, (match, name: string, sep: string) => {
+      if (!isSecretName(name)) return match;
+      return sep === "=" ? `${name}=${REDACTED}` : `"${name}"${sep}"${REDACTED}"`;
     });
   }
   return out;
+}
+
+/**
+ * A deep copy of a JSON value with every credential replaced: secret-named keys (isSecretName),
+ * every value of a `headers` map (a webhook registration carries the receiver's shared secret
+ * there), and secret-shaped text inside strings (scrub). The upstream errors' redacted request
+ * and the sandbox's call log both show bodies through it. Past 8 levels deep, the rest is
+ * replaced whole rather than walked.
+ */
+export function redactBody(value: unknown, depth = 0): unknown {
+  if (depth > 8) return REDACTED;
+  if (typeof value === "string") return scrub(value);
+  if (Array.isArray(value)) return value.map((v) => redactBody(v, depth + 1));
+  if (value !== null && typeof value === "object") {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      if (isSecretName(k)) out[k] = REDACTED;
+      else if (k.toLowerCase() === "headers" && v !== null && typeof v === "object") {
+        out[k] = Array.isArray(v)
+          ? v.map(() => REDACTED)
+          : Object.fromEntries(Object.keys(v).map((h) => [h, REDACTED]));
+      } else out[k] = redactBody(v, depth + 1);
+    }
+    return out;
+  }
+  return value;
 }
 
 export interface LoggerOptions {

@@ -1,10 +1,10 @@
 import { startCommand } from "./cli.ts";
 import { ConfigError } from "./config.ts";
 import { LIVE_REPOSITORIES } from "./live/live-record.ts";
-import { storeStartError } from "./startup-errors.ts";
 import { createCipher, loadOrCreateKey, openStore } from "./store/index.ts";
 import { CORE_REPOSITORIES } from "./store/records.ts";
 import { rekeyStore } from "./store/rekey.ts";
+import { storeStartError } from "./store/start-error.ts";
 
 /**
  * `npm run rekey` (from the build: `node dist/rekey.js`): seals every stored secret with

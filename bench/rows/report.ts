@@ -1,6 +1,6 @@
 import type { InstanceSnapshot } from "../../src/domain/report.ts";
 import { reportCsv } from "../../src/domain/report.ts";
-import { renderReport } from "../../src/report-upload.ts";
+import { renderReport } from "../../src/live/report-upload.ts";
 import type { Row } from "../harness/table.ts";
 
 /**

@@ -9,7 +9,7 @@ import { isValidZone, offsetLabel } from "../domain/time.ts";
 import { minutesText } from "./report.ts";
 
 /**
- * The attendance report's native chart and table (DESIGN.md "Slack surfaces beyond commands"):
+ * The attendance report's native chart and table (README: "The attendance report"):
  * a `data_visualization` line of attendees present over the instance and a `data_table` of the
  * figures, beside the PNG and CSV files (which stay for export). Slack's limits
  * (slack-reference/blocks-and-objects.md): a series holds 1–20 points, every label and category
@@ -61,7 +61,7 @@ export interface DataTableBlock {
 
 export type ReportChartBlock = DataVisualizationBlock | DataTableBlock;
 
-/** The report's data the blocks are built from (what src/report-upload.ts renders too). */
+/** The report's data the blocks are built from (what src/live/report-upload.ts renders too). */
 export interface ReportChartInput {
   figures: ReportFigures;
   series: MinuteSeries;

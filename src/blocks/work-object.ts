@@ -7,7 +7,7 @@ type EntityMetadata = types.EntityMetadata;
 type EntityCustomField = types.EntityCustomField;
 
 /**
- * A join link as a Work Object (DESIGN.md "Slack surfaces beyond commands";
+ * A join link as a Work Object (README: "Live unfurls";
  * slack-reference/blocks-and-objects.md): an `slack#/entities/item` whose external_ref is the
  * event id, unfurled with chat.unfurl `metadata.entities` and detailed in the flexpane
  * (entity.presentDetails). Fields are typed values Slack renders itself: a timestamp shows in

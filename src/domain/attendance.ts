@@ -1,5 +1,4 @@
-import type { Deps } from "../deps.ts";
-import type { AttendanceFigures } from "../live-port.ts";
+import type { AttendanceFigures, Deps } from "../deps.ts";
 import type { EventRecord } from "../store/index.ts";
 import type { Actor } from "./directory.ts";
 import { USER_ERROR_CODES, UserFacingError } from "./errors.ts";

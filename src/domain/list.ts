@@ -72,7 +72,7 @@ export async function listEvents(deps: Deps, actor: Actor): Promise<ListedEvent[
 
 /**
  * One event with its organizer-only details (moderator and panelist links, passcodes): for its
- * organizer only, as DESIGN.md requires; admins manage events but do not get these.
+ * organizer only, as the README says (`list` and `show`); admins manage events but do not get these.
  */
 export async function showEvent(
   deps: Deps,

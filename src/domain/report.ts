@@ -1,7 +1,7 @@
-import type { InstanceSnapshot } from "../live-port.ts";
+import type { InstanceSnapshot } from "../deps.ts";
 import { QUIET_END_MS } from "./instance-end.ts";
 
-export type { AttendeeSessions, InstanceSnapshot } from "../live-port.ts";
+export type { AttendeeSessions, InstanceSnapshot } from "../deps.ts";
 
 /**
  * The attendance report of one event instance, as pure data: figures, attendees present per

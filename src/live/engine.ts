@@ -1,8 +1,7 @@
-import { backoffMs } from "../backoff.ts";
-import type { Deps } from "../deps.ts";
-import type { AttendanceFigures } from "../live-port.ts";
+import type { AttendanceFigures, Deps } from "../deps.ts";
 import type { Metrics } from "../metrics.ts";
 import type { Repository } from "../store/index.ts";
+import { backoffMs } from "./backoff.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
 import { EventLeases } from "./leases.ts";

@@ -337,7 +337,7 @@ export class EventRun {
     return this.showEmails.value;
   }
 
-  /** The shared event record keeps the card per channel (DESIGN.md data table). */
+  /** The shared event record keeps the card per channel (README: The store; store/records.ts). */
   mirrorCard(ch: string, ts: string): Promise<void> {
     return mirrorCard(this.mirror, ch, ts);
   }

@@ -1,7 +1,6 @@
 import type { Worker } from "node:worker_threads";
-import type { Deps } from "../deps.ts";
+import type { AttendanceFigures, Deps, LivePort } from "../deps.ts";
 import type { InstanceSnapshot } from "../domain/report.ts";
-import type { AttendanceFigures, LivePort } from "../live-port.ts";
 import type { Metrics } from "../metrics.ts";
 import { NoInstallationError } from "../slack-errors.ts";
 import { type LiveEngineOptions, startLiveEngine } from "./engine.ts";

@@ -1,4 +1,3 @@
-import { backoffMs } from "../backoff.ts";
 import {
   isPassingRefusal,
   isPlatformError,
@@ -7,6 +6,7 @@ import {
   retryAfterMs,
   slackErrorName,
 } from "../slack-errors.ts";
+import { backoffMs } from "./backoff.ts";
 import type { PostKind } from "./planner.ts";
 import { LookupThrottled, NotOwner } from "./post-errors.ts";
 import { refusedPart } from "./refused-notice.ts";

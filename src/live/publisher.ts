@@ -1,7 +1,6 @@
 import type { WebClient } from "@slack/web-api";
 import { reportText } from "../blocks/report.ts";
 import { eventOf, noiseOf } from "../domain/subscription.ts";
-import { renderReport } from "../report-upload.ts";
 import {
   isPassingRefusal,
   isPlatformError,
@@ -21,6 +20,7 @@ import { reminder, SKIPPED } from "./posts/reminder.ts";
 import { report, reported } from "./posts/report.ts";
 import { deleteScheduled, forgetPosted, nextReminderStep, wantedReminders } from "./reminders.ts";
 import { snapshotOf, zoneOf } from "./report-post.ts";
+import { renderReport } from "./report-upload.ts";
 
 /**
  * What a lane's turn posts: the kind the planner chose, through the one exactly-once protocol
@@ -37,7 +37,7 @@ export interface Publishing {
   channel(ch: string): ChannelPosting;
   client(): Promise<WebClient>;
   emailsShown(): Promise<boolean>;
-  /** The shared event record keeps the card per channel (DESIGN.md data table). */
+  /** The shared event record keeps the card per channel (README: The store; store/records.ts). */
   mirrorCard(ch: string, ts: string): Promise<void>;
   readonly shareSettleMs: number;
 }

@@ -4,7 +4,7 @@ import type { EventRecord } from "../store/index.ts";
 import type { EventLive } from "./state.ts";
 
 /**
- * What the live engine copies onto the shared event record (DESIGN.md data table): each
+ * What the live engine copies onto the shared event record (README: The store; store/records.ts): each
  * channel's card, and the state and figures per instance on state changes and ends.
  */
 

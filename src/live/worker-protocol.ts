@@ -1,5 +1,5 @@
+import type { AttendanceFigures } from "../deps.ts";
 import type { InstanceSnapshot } from "../domain/report.ts";
-import type { AttendanceFigures } from "../live-port.ts";
 import type { LiveEngineOptions } from "./engine.ts";
 
 /**

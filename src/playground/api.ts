@@ -18,13 +18,13 @@ import {
 } from "@onair/slack-emulator";
 import type { z } from "zod";
 import type { OnAirApp } from "../app.ts";
+import type { AttendanceFigures } from "../deps.ts";
 import { emailsOf } from "../domain/people.ts";
 import { eventOf } from "../domain/subscription.ts";
 import { subscriptionOf } from "../domain/subscriptions.ts";
 import { sendJson } from "../http/body.ts";
 import { COMMAND, DEFAULT_JOIN_HOST, SHORTCUTS, SUBCOMMANDS } from "../ids.ts";
 import { liveRepo } from "../live/live-record.ts";
-import type { AttendanceFigures } from "../live-port.ts";
 import { HELP } from "../slack/commands/help.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
 import { moveTo, teamOf, workspacesOf } from "./org.ts";

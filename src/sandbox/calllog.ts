@@ -39,25 +39,6 @@ export function redactedRequestLine(method: string, path: string, query: URLSear
   return `${method} ${path}${parts.length > 0 ? `?${parts.join("&")}` : ""}`;
 }
 
-/**
- * Deep copy of a JSON value with credentials redacted: secret-named keys, every value of a
- * `headers` map (a webhook registration carries the receiver's shared secret there), and
- * secret-shaped text inside strings.
- */
-export function redactBody(value: unknown, parentKey = ""): unknown {
-  if (typeof value === "string") return scrub(value);
-  if (Array.isArray(value)) return value.map((v) => redactBody(v, parentKey));
-  if (typeof value === "object" && value !== null) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      if (parentKey.toLowerCase() === "headers" || isSecretName(k)) out[k] = REDACTED;
-      else out[k] = redactBody(v, k);
-    }
-    return out;
-  }
-  return value;
-}
-
 /** Bounded: the oldest entries go first, so a long bench run cannot grow memory without end. */
 export class CallLog {
   private entries: CallLogEntry[] = [];

@@ -2,12 +2,13 @@ import { type Logger as BoltLogger, LogLevel } from "@slack/bolt";
 import { type Logger, REDACTED, scrub } from "../log.ts";
 
 /**
- * Secrets Bolt and the Web API client print at debug level beyond what `scrub` knows: request
- * bodies as JSON (`"client_secret":"…"`, the OAuth `code`, refresh tokens) and as forms.
+ * What Bolt and the Web API client print at debug level beyond the one list of secret names
+ * (`scrub` already hides every secret-named value of a JSON or form body: `client_secret`, the
+ * OAuth `code`, refresh tokens): the OAuth `state`, which stands in for the person mid-install.
  */
 const BOLT_SECRETS: readonly RegExp[] = [
-  /("(?:client_secret|code|token|refresh_token|access_token|password|secret|signing_secret|state)"\s*:\s*)"(?:[^"\\]|\\.)*"/gi,
-  /(\b(?:code|refresh_token|state|client_secret)=)[^&\s"']+/gi,
+  /("state"\s*:\s*)"(?:[^"\\]|\\.)*"/gi,
+  /(\bstate=)[^&\s"']+/gi,
 ];
 
 export function scrubBolt(text: string): string {

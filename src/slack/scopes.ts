@@ -31,7 +31,7 @@ export const METHOD_SCOPES = {
   // Notified channels may be public or private.
   "conversations.history": ["channels:history", "groups:history"],
   "conversations.replies": ["channels:history", "groups:history"],
-  // The attendance report's chart and CSV, into the card's thread (src/report-upload.ts).
+  // The attendance report's chart and CSV, into the card's thread (src/live/report-upload.ts).
   "files.getUploadURLExternal": "files:write",
   "files.completeUploadExternal": "files:write",
   // Live unfurls of the events service's join links (src/slack/events/link-shared.ts).

@@ -1,25 +1,19 @@
 import { isAbsolute, resolve } from "node:path";
-import type { z } from "zod";
 import type { Logger } from "../log.ts";
 import { postgresLabel, redisLabel } from "./backends/labels.ts";
 import type { Backend } from "./backends/types.ts";
 import type { Cipher } from "./crypto.ts";
 import { causeText, STORE_ERROR_CODES, StoreError } from "./errors.ts";
-import {
-  createKeyValueStore,
-  type KeyValueStore,
-  STORE_BULK_TIMEOUT_MS,
-  STORE_OP_TIMEOUT_MS,
-} from "./kv.ts";
+import { createKeyValueStore, STORE_BULK_TIMEOUT_MS, STORE_OP_TIMEOUT_MS } from "./kv.ts";
 import { CORE_REPOSITORIES } from "./records.ts";
-import { createRepositories, type Repositories } from "./repositories.ts";
+import { createRepositories } from "./repositories.ts";
 import {
   bindRepository,
   deleteTeamData,
-  type Repository,
   type RepositoryDefinition,
   repositoryList,
 } from "./repository.ts";
+import type { Store } from "./store.ts";
 
 export type { BackendKind } from "./backends/types.ts";
 export type { Cipher } from "./crypto.ts";
@@ -41,21 +35,7 @@ export {
   repositoryList,
   type TeamScope,
 } from "./repository.ts";
-
-/**
- * The store: raw key-value operations, the typed repositories of the records in records.ts (README: The store), and
- * `deleteTeam` for uninstall.
- */
-export interface Store extends KeyValueStore, Repositories {
-  /** Binds a feature's own repository (see defineRepository) to this store. */
-  repository<S extends z.ZodType>(def: RepositoryDefinition<S>): Repository<z.output<S>>;
-  /**
-   * Removes every key of the team (or enterprise) in every repository the store serves: install,
-   * settings, users, tokens, events, audit, its subscriptions and outbox items, and the features'
-   * own repositories it was opened with. Returns the number of keys removed.
-   */
-  deleteTeam(teamId: string): Promise<number>;
-}
+export type { Store } from "./store.ts";
 
 export interface OpenStoreOptions {
   cipher: Cipher;

@@ -1,8 +1,8 @@
 import type { Cipher } from "./crypto.ts";
 import { isUnopenable } from "./errors.ts";
-import type { Store } from "./index.ts";
 import { installationRepo, settingsRepo } from "./records.ts";
 import { bindRepository, type RepositoryDefinition } from "./repository.ts";
+import type { Store } from "./store.ts";
 
 /**
  * The encryption key is checked when the app starts, not when a user first acts: the store keeps

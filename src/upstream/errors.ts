@@ -3,7 +3,7 @@
  * response to a class, and the redaction every error applies) is one contract; callers import
  * it from one place.
  */
-import { isSecretName, REDACTED, scrub } from "../log.ts";
+import { isSecretName, REDACTED, redactBody, scrub } from "../log.ts";
 import { isRelayErrorName, RELAY_ERROR_CATALOG, type RelayErrorName } from "./relay/catalog.ts";
 
 /**
@@ -68,27 +68,6 @@ export function redactHeaders(
     out[k.toLowerCase()] = scrub(v);
   }
   return out;
-}
-
-/**
- * A deep copy of a JSON body with secret-named keys replaced. The values of a `headers`
- * object are replaced too: a webhook registration carries its shared secret there.
- */
-export function redactBody(body: unknown, depth = 0): unknown {
-  if (depth > 8) return REDACTED;
-  if (typeof body === "string") return scrub(body);
-  if (Array.isArray(body)) return body.map((b) => redactBody(b, depth + 1));
-  if (body !== null && typeof body === "object") {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(body)) {
-      if (isSecretName(k)) out[k] = REDACTED;
-      else if (k.toLowerCase() === "headers" && v !== null && typeof v === "object") {
-        out[k] = Object.fromEntries(Object.keys(v).map((h) => [h, REDACTED]));
-      } else out[k] = redactBody(v, depth + 1);
-    }
-    return out;
-  }
-  return body;
 }
 
 export function redactRequest(req: {

@@ -1,6 +1,6 @@
 import { PNG } from "pngjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { fileStem } from "../../src/report-upload.ts";
+import { fileStem } from "../../src/live/report-upload.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";

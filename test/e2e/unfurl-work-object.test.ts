@@ -16,7 +16,7 @@ import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/ap
 import { eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
 
 /**
- * A join link as a Work Object (DESIGN.md "Slack surfaces beyond commands"): the unfurl
+ * A join link as a Work Object (README: "Live unfurls"): the unfurl
  * (chat.unfurl metadata.entities) everyone in the conversation sees, and the flexpane
  * (entity_details_requested → entity.presentDetails) each person sees: the organizer everything,
  * a member of a channel the event notifies the figures but not the staff links, a member

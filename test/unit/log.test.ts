@@ -1,6 +1,14 @@
 import { Writable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import { createLogger, isSecretName, readableLines, SECRET_FIELDS, scrub } from "../../src/log.ts";
+import {
+  createLogger,
+  isSecretName,
+  REDACTED,
+  readableLines,
+  redactBody,
+  SECRET_FIELDS,
+  scrub,
+} from "../../src/log.ts";
 
 function capture() {
   const lines: string[] = [];
@@ -72,5 +80,36 @@ describe("logger", () => {
       expect(isSecretName(name), name).toBe(true);
     for (const name of ["title", "eventId", "codeName", "keys", "headers"])
       expect(isSecretName(name), name).toBe(false);
+  });
+
+  it("redactBody: one walk for the upstream errors and the sandbox's call log", () => {
+    const body = {
+      title: "Town hall",
+      headers: [{ "X-OnAir-Secret": "WH-1" }],
+      properties: { refresh_token: "RT-1", note: "see Bearer abc.def" },
+    };
+    expect(redactBody(body)).toEqual({
+      title: "Town hall",
+      headers: [REDACTED],
+      properties: { refresh_token: REDACTED, note: `see Bearer ${REDACTED}` },
+    });
+    // A body nested past 8 levels is cut off there, secret or not: it is never walked forever.
+    let deep: unknown = { leaf: "plain" };
+    for (let i = 0; i < 12; i++) deep = { next: deep };
+    expect(JSON.stringify(redactBody(deep))).not.toContain("plain");
+    expect(JSON.stringify(redactBody(deep))).toContain(REDACTED);
+  });
+
+  it("scrub asks the one list for named values in forms, queries and JSON text", () => {
+    const form = scrub(
+      "grant_type=refresh_token&refresh_token=RT-9&client_id=1.2&signing_secret=SS-1",
+    );
+    expect(form).toBe(
+      `grant_type=refresh_token&refresh_token=${REDACTED}&client_id=1.2&signing_secret=${REDACTED}`,
+    );
+    const json = scrub('answer {"title":"Town hall","apiKey":"AK-1","nested":{"passcode":"PC-1"}}');
+    expect(json).toBe(
+      `answer {"title":"Town hall","apiKey":"${REDACTED}","nested":{"passcode":"${REDACTED}"}}`,
+    );
   });
 });

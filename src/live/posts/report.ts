@@ -1,8 +1,8 @@
-import { fileStem, type ReportFiles, uploadReport } from "../../report-upload.ts";
 import type { ChannelPosting } from "../live-record.ts";
 import { LookupThrottled } from "../post-errors.ts";
 import { methodCall, type PostSpec } from "../post-once.ts";
 import { findReport } from "../recover.ts";
+import { fileStem, type ReportFiles, uploadReport } from "../report-upload.ts";
 import type { PostContext } from "./context.ts";
 
 /** Reported instance ids kept per channel (the engine keeps MAX_INSTANCES instances). */

@@ -1,7 +1,7 @@
 import { reportAnswer, reportText } from "../../blocks/report.ts";
 import { attendanceReport } from "../../domain/attendance.ts";
 import { userText } from "../../domain/text.ts";
-import { askedStem, renderReport, uploadReport } from "../../report-upload.ts";
+import { askedStem, renderReport, uploadReport } from "../../live/report-upload.ts";
 import type { CommandContext } from "./context.ts";
 import { eventArg } from "./event-arg.ts";
 

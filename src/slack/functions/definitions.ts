@@ -1,6 +1,6 @@
 /**
  * On Air's Workflow Builder steps as the manifest declares them (v1 form: parameters keyed by
- * name, with `is_required`). The names are fixed (DESIGN.md, "Slack surfaces beyond commands"):
+ * name, with `is_required`). The names are fixed (README: "In Workflow Builder"):
  * workflows built on them keep working only while they stay as they are.
  */
 

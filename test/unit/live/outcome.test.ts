@@ -1,6 +1,6 @@
 import { ErrorCode } from "@slack/web-api";
 import { describe, expect, it } from "vitest";
-import { backoffMs } from "../../../src/backoff.ts";
+import { backoffMs } from "../../../src/live/backoff.ts";
 import { NO_ANSWER_BACKOFF, outcomeOf, PASSING_BACKOFF } from "../../../src/live/outcome.ts";
 import { LookupThrottled, NotOwner } from "../../../src/live/post-errors.ts";
 import { NoInstallationError } from "../../../src/slack-errors.ts";

@@ -44,7 +44,7 @@ describe("app-manifest.yml", () => {
     for (const s of m.features.shortcuts) expect(s.description.length).toBeLessThanOrEqual(150);
   });
 
-  it("declares the two Workflow Builder steps of DESIGN.md in the v1 form Slack's schema takes", () => {
+  it("declares the two Workflow Builder steps of the README in the v1 form Slack's schema takes", () => {
     const m = parse(committed) as ReturnType<typeof buildManifest>;
     expect(m._metadata.major_version).toBe(1);
     expect(Object.keys(m.functions)).toEqual(["schedule_live_event", "get_event_attendance"]);

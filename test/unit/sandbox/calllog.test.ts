@@ -1,10 +1,6 @@
 import { describe, expect, it } from "vitest";
-import {
-  CallLog,
-  redactBody,
-  redactedRequestLine,
-  redactQuery,
-} from "../../../src/sandbox/calllog.ts";
+import { redactBody } from "../../../src/log.ts";
+import { CallLog, redactedRequestLine, redactQuery } from "../../../src/sandbox/calllog.ts";
 
 describe("sandbox call log redaction", () => {
   it("redacts credential query values and keeps the rest", () => {

@@ -1,11 +1,11 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
+import { redactBody } from "../../../src/log.ts";
 import {
   EventsError,
   errorFromResponse,
   parseRelayErrorBody,
   RelayError,
-  redactBody,
   redactHeaders,
   redactRequest,
   redactUrl,

@@ -1,5 +1,5 @@
 /**
- * The app's one back-off policy: a wait that doubles with each failure in a row, from `firstMs`
+ * The live engine's one back-off policy: a wait that doubles with each failure in a row, from `firstMs`
  * up to `maxMs`. Retry-After, when Slack or a service gives one, takes precedence wherever it
  * is read; this is for the failures that say nothing about when to come back.
  */

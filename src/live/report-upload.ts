@@ -1,20 +1,20 @@
 import type { KnownBlock, WebClient } from "@slack/web-api";
-import { verbatimSections } from "./blocks/kit.ts";
+import { verbatimSections } from "../blocks/kit.ts";
 import {
   chartInputOf,
   postWithChartFallback,
   type ReportChartBlock,
   reportChartBlocks,
-} from "./blocks/report-chart-blocks.ts";
+} from "../blocks/report-chart-blocks.ts";
 import {
   type InstanceSnapshot,
   perMinute,
   type ReportFigures,
   reportCsv,
   reportFigures,
-} from "./domain/report.ts";
-import { chartPng } from "./domain/report-chart.ts";
-import { slackErrorName } from "./slack-errors.ts";
+} from "../domain/report.ts";
+import { chartPng } from "../domain/report-chart.ts";
+import { slackErrorName } from "../slack-errors.ts";
 
 /**
  * The attendance report's files, rendered and uploaded with Slack's current flow: one
