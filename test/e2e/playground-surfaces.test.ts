@@ -167,6 +167,8 @@ describe("the playground's Slack surfaces in a browser", () => {
       .toContain("get_event_attendance");
     expect(await read.locator('[data-output="state"]').textContent()).toBe("NOT_STARTED");
     expect(await read.locator('[data-output="peak"]').textContent()).toBe("0");
+    await page.locator("#step-results").scrollIntoViewIfNeeded();
+    await shot("1-step-completions");
 
     // An end before the start: the step completes with its error, nothing created.
     await page.selectOption("#step-pick", "schedule_live_event");
@@ -180,7 +182,8 @@ describe("the playground's Slack surfaces in a browser", () => {
     expect(await refused.locator(".step-error").textContent()).toMatch(/end/i);
     expect(await refused.locator("[data-output]").count()).toBe(0);
     expect(await page.locator('[data-testid="step-result"]').count()).toBe(3);
-    await shot("1-step-completions");
+    // What was typed stays in the form after a run, as Workflow Builder keeps a step's inputs.
+    expect(await form.locator('[data-input="title"]').inputValue()).toBe("Backwards");
   });
 
   it("with Work Object previews switched on, a pasted join link unfurls as a Work Object card", async () => {
@@ -261,7 +264,6 @@ describe("the playground's Slack surfaces in a browser", () => {
       .toBe(1);
     expect(await shared().nth(1).locator('[data-testid="work-object"]').count()).toBe(0);
     expect(await shared().nth(1).textContent()).toContain(TITLE);
-    await shot("3b-unfurl-without-work-objects");
   });
 
   it("draws the report's native chart and table in the card's thread when the event ends", async () => {
@@ -334,6 +336,81 @@ describe("the playground's Slack surfaces in a browser", () => {
     // page_size 7 holds every data row: no pager.
     expect(await table.locator("tbody tr").count()).toBe(7);
     expect(await table.locator(".bk-table-pager").count()).toBe(0);
+  });
+
+  it("draws a call block as a call: its id alone, or the call Slack fills in (title, Join, who is in)", async () => {
+    const ws = pg.emulator.workspace;
+    const ch = ws.channels.get("C0TOWNHALL")!;
+    const bare = ws.postMessage(ch, ws.app.botUserId, {
+      text: "A call",
+      blocks: [{ type: "call", call_id: "R0CALL1" }],
+    });
+    const filled = ws.postMessage(ch, ws.app.botUserId, {
+      text: "A call, read back",
+      blocks: [
+        {
+          type: "call",
+          call_id: "R0CALL2",
+          call: {
+            v1: {
+              id: "R0CALL2",
+              name: "Town hall, live",
+              join_url: "https://live.sandbox.example.com/123",
+              date_start: Math.floor(Date.now() / 1000),
+              active_participants: [
+                { slack_id: OMAR },
+                { external_id: "x1", display_name: "Grace" },
+              ],
+            },
+          },
+        },
+      ],
+    });
+    await openPlace("C0TOWNHALL");
+    const first = page.locator(`[data-ts="${bare.ts}"] [data-call-id="R0CALL1"]`);
+    await expect.poll(() => first.count()).toBe(1);
+    expect(await first.locator(".bk-call-title").textContent()).toBe("Slack call");
+    expect(await first.locator("a.bk-button").count()).toBe(0);
+    const second = page.locator(`[data-ts="${filled.ts}"] [data-call-id="R0CALL2"]`);
+    expect(await second.locator(".bk-call-title").textContent()).toBe("Town hall, live");
+    expect(await second.locator("a.bk-button", { hasText: "Join" }).getAttribute("href")).toBe(
+      "https://live.sandbox.example.com/123",
+    );
+    expect(await second.locator(".bk-call-people").textContent()).toBe(
+      "2 in: @Omar Organizer, Grace",
+    );
+  });
+
+  it("answers bad input to the Work Object routes with the reason, changing nothing", async () => {
+    const post = async (route: string, body: unknown) => {
+      const res = await fetch(`${pg.app.origin}/playground/api/${route}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      return { status: res.status, body: (await res.json()) as { error?: string } };
+    };
+    const notBool = await post("work-objects", { enabled: "yes" });
+    expect(notBool.status).toBe(400);
+    expect(notBool.body.error).toMatch(/^enabled: /);
+    const ws = pg.emulator.workspace;
+    const plain = ws.postMessage(ws.channels.get("C0EVENTS")!, OMAR, { text: "no link here" });
+    const none = await post("work-object/open", {
+      user: OMAR,
+      channel: "C0EVENTS",
+      message_ts: plain.ts,
+      url: "https://live.sandbox.example.com/1",
+    });
+    expect(none.status).toBe(409);
+    expect(none.body.error).toMatch(/no Work Object/);
+    // Kei has opened no flexpane: there is no button of one to press.
+    const before = pg.emulator.calls.length;
+    const pressed = await post("work-object/action", { user: "U0KEI0ORG", action_id: "x" });
+    expect(pressed.status).toBe(409);
+    expect(pressed.body.error).toMatch(/no flexpane open/);
+    expect(pg.emulator.calls.length).toBe(before);
+    const nobody = await post("work-object/action", { user: "U0NOBODY", action_id: "x" });
+    expect(nobody.status).toBe(404);
   });
 
   it("runs no script errors and leaks no secret", async () => {

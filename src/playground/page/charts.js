@@ -57,9 +57,12 @@ function seriesChart(chart) {
   }
   // Every category named while five fit; otherwise every k-th, so the labels never overlap.
   const every = Math.max(1, Math.ceil(n / 5));
+  // A line's first and last points sit on the plot's edges: their labels lean inwards.
+  const anchor = (i) =>
+    bars || n === 1 ? "middle" : i === 0 ? "start" : i === n - 1 ? "end" : "middle";
   const labels = categories.map((c, i) =>
     i % every === 0
-      ? s("text", { x: x(i), y: H - PAD.bottom + 16, "text-anchor": "middle", class: "tick" }, c)
+      ? s("text", { x: x(i), y: H - PAD.bottom + 16, "text-anchor": anchor(i), class: "tick" }, c)
       : null,
   );
   const marks = series.map((ser, k) => {

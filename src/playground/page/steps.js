@@ -124,7 +124,6 @@ async function run(step, form) {
     entry.error = e.message;
   }
   runs.push(entry);
-  formKey = null;
   renderSteps();
 }
 
