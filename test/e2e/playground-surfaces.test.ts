@@ -250,6 +250,23 @@ describe("the playground's Slack surfaces in a browser", () => {
     expect(await pane.locator('[data-key="panelist_link"]').count()).toBe(0);
     expect(await pane.locator('[data-key="join"]').count()).toBe(1);
 
+    // Mia in #general, a channel the event does not notify: the card and the flexpane come
+    // without the attendees, never as an error.
+    await openPlace("C0GENERAL");
+    await say(`Join us: ${joinUrl}`);
+    const elsewhere = shared().first().locator('[data-testid="work-object"]');
+    await expect.poll(() => elsewhere.count(), { timeout: 10_000 }).toBe(1);
+    expect(await elsewhere.locator('[data-key="state"] .wo-value').textContent()).toBe("Live now");
+    expect(await elsewhere.locator('[data-key="present"]').count()).toBe(0);
+    await elsewhere.click();
+    await expect
+      .poll(() => pane.locator('[data-key="state"] .wo-value').textContent(), { timeout: 10_000 })
+      .toBe("Live now");
+    await expect.poll(() => pane.locator(".muted").first().textContent()).toContain("#general");
+    expect(await pane.locator('[data-key="present"]').count()).toBe(0);
+    expect(await pane.locator('[data-key="moderator_link"]').count()).toBe(0);
+    expect(await pane.locator(".wo-error").count()).toBe(0);
+
     // Off: Slack refuses the Work Object, and the link unfurls as today's blocks, once.
     await actAs(OMAR);
     await openPlace("C0EVENTS");
