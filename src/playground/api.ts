@@ -26,6 +26,7 @@ import { sendJson } from "../http/body.ts";
 import { COMMAND, DEFAULT_JOIN_HOST, SHORTCUTS, SUBCOMMANDS } from "../ids.ts";
 import { liveRepo } from "../live/live-record.ts";
 import { HELP } from "../slack/commands/help.ts";
+import { STEP_DEFINITIONS } from "../slack/functions/definitions.ts";
 import { RELAY_ERROR_NAMES } from "../upstream/relay/catalog.ts";
 import { moveTo, teamOf, workspacesOf } from "./org.ts";
 import {
@@ -35,16 +36,26 @@ import {
   CloseBody,
   CommandBody,
   FaultControl,
+  FlexpaneActionBody,
   HomeBody,
   MessageBody,
+  OpenWorkObjectBody,
   parse,
   readJson,
   ShortcutBody,
   StateControl,
   SubmitBody,
+  WorkObjectsBody,
   WorkspaceBody,
 } from "./requests.ts";
 import { runPlaygroundStep, StepBody } from "./steps.ts";
+import {
+  flexpaneOf,
+  openFlexpane,
+  pressFlexpane,
+  switchWorkObjects,
+  workObjectsOn,
+} from "./work-objects.ts";
 import { type InstanceView, latestInstance, presentGuids, stateFor } from "./workspace-view.ts";
 
 /**
@@ -138,7 +149,12 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
     switch (route) {
       case "state": {
         const who = user(url.searchParams.get("user") ?? "").id;
-        const body = { ...stateFor(ws, who), events: await listEvents(teamOf(ws, who)) };
+        const body = {
+          ...stateFor(ws, who),
+          events: await listEvents(teamOf(ws, who)),
+          workObjects: workObjectsOn(ws),
+          flexpane: flexpaneOf(ws, who),
+        };
         const text = JSON.stringify(body);
         const etag = `"${createHash("sha1").update(text).digest("base64url")}"`;
         if (req.headers["if-none-match"] === etag) {
@@ -178,6 +194,8 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
             ? { file: deps.persistence.file, dir: dirname(deps.persistence.file) }
             : null,
           sandboxed: app().sandbox !== undefined,
+          // The Workflow Builder steps, as the manifest declares them (the page's step form).
+          steps: STEP_DEFINITIONS,
           // What the composer's shortcut menu (the lightning bolt) offers.
           shortcuts: Object.values(SHORTCUTS).map((x) => ({
             callback_id: x.callbackId,
@@ -377,6 +395,29 @@ export function createPlaygroundPage(deps: PlaygroundPageDeps): MountedHandler {
         const r = await emulator.driver.shortcut({ user: b.user, callback_id: b.callback_id });
         changed();
         sendJson(res, 200, { status: r.status });
+        return;
+      }
+      case "work-objects": {
+        // The app's Work Object Previews setting, as an admin turns it on at api.slack.com.
+        const b = await post(WorkObjectsBody);
+        switchWorkObjects(ws, b.enabled);
+        sendJson(res, 200, { enabled: b.enabled });
+        return;
+      }
+      case "work-object/open": {
+        const b = await post(OpenWorkObjectBody);
+        user(b.user);
+        const flexpane = await openFlexpane(emulator, b);
+        changed();
+        sendJson(res, 200, { flexpane });
+        return;
+      }
+      case "work-object/action": {
+        const b = await post(FlexpaneActionBody);
+        user(b.user);
+        const status = await pressFlexpane(emulator, b);
+        changed();
+        sendJson(res, 200, { status });
         return;
       }
       case "step": {

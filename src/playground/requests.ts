@@ -102,3 +102,17 @@ export const FaultControl = z.strictObject({
   delayMs: z.number().int().min(0).max(30_000).optional(),
   times: z.number().int().min(1).max(100).optional(),
 });
+/** The app's Work Object Previews setting (off on a new app). */
+export const WorkObjectsBody = z.strictObject({ enabled: z.boolean() });
+/** A person opens the Work Object a message was unfurled with (its URL as posted). */
+export const OpenWorkObjectBody = z.strictObject({
+  user: id,
+  channel: id,
+  message_ts: ts,
+  url: z.string().min(1).max(3000),
+});
+/** A button of the flexpane last presented to the person. */
+export const FlexpaneActionBody = z.strictObject({
+  user: id,
+  action_id: z.string().min(1).max(255),
+});

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -118,9 +118,10 @@ async function restart(between?: () => void) {
 describe("playground in a browser", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "onair-pg-browser-"));
-    // Only this run's screenshots: an old one must not pass for a new one.
-    rmSync(SHOTS, { recursive: true, force: true });
+    // Only this run's screenshots: an old one must not pass for a new one. The `surfaces-*`
+    // ones are playground-surfaces.test.ts's, which `npm run screenshots` runs beside this file.
     mkdirSync(SHOTS, { recursive: true });
+    for (const f of readdirSync(SHOTS)) if (!f.startsWith("surfaces-")) rmSync(join(SHOTS, f));
     port = await freePort();
     pg = await start();
     context = await chromium.launchPersistentContext(join(dir, "chromium-profile"), {

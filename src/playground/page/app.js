@@ -10,7 +10,9 @@ import { renderChannel } from "./messages.js";
 import { renderModal } from "./modal.js";
 import { actAs, renderSidebar, renderTop, switchWorkspace } from "./sidebar.js";
 import { $, api, onRender, POLL_MS, refresh, S, toast } from "./state.js";
+import { renderSteps } from "./steps.js";
 import { renderThread } from "./thread-pane.js";
+import { renderFlexpane, renderWorkObjectsSwitch, wireWorkObjects } from "./workobjects.js";
 
 function render() {
   if (!S.state) return;
@@ -19,6 +21,7 @@ function render() {
   renderMain();
   renderRight();
   renderModal();
+  renderWorkObjectsSwitch();
 }
 
 function renderMain() {
@@ -32,12 +35,18 @@ function renderRight() {
   $("#tab-thread").classList.toggle("active", S.right === "thread");
   $("#tab-thread").disabled = !S.thread;
   $("#tab-calls").classList.toggle("active", S.right === "calls");
+  $("#tab-flexpane").classList.toggle("active", S.right === "flexpane");
+  $("#tab-steps").classList.toggle("active", S.right === "steps");
   $("#live").hidden = S.right !== "live";
   $("#calls").hidden = S.right !== "calls";
+  $("#flexpane").hidden = S.right !== "flexpane";
+  $("#steps").hidden = S.right !== "steps";
   const pane = $("#thread");
   pane.hidden = S.right !== "thread";
   renderLive();
   renderThread(pane);
+  renderFlexpane($("#flexpane"));
+  renderSteps();
 }
 
 async function start() {
@@ -53,6 +62,15 @@ async function start() {
     renderRight();
     pollCalls();
   });
+  $("#tab-flexpane").addEventListener("click", () => {
+    S.right = "flexpane";
+    S.flexpaneKey = null;
+    renderRight();
+  });
+  $("#tab-steps").addEventListener("click", () => {
+    S.right = "steps";
+    renderRight();
+  });
   $("#tab-thread").addEventListener("click", () => {
     if (!S.thread) return;
     S.right = "thread";
@@ -60,6 +78,7 @@ async function start() {
     renderRight();
   });
   wireLive();
+  wireWorkObjects();
   // Escape closes the top modal, as in Slack.
   document.addEventListener("keydown", (e) => {
     if (e.key !== "Escape" || document.querySelector(".confirm-overlay")) return;

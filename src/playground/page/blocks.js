@@ -3,6 +3,7 @@
 // ctx: { users: Map, channels: Map, tz, surface: "message"|"modal"|"home",
 //        value(blockId, actionId) → state|undefined, set(blockId, actionId, state),
 //        act(element, block, state), errors: {block_id: text} }
+import { renderDataTable, renderDataVisualization } from "./charts.js";
 import { formatSlackDate } from "./dates.js";
 import { h } from "./dom.js";
 import { imgFallback, renderElement } from "./elements.js";
@@ -168,9 +169,62 @@ function renderBlock(b, ctx) {
       return h("div", { class: "bk-context" }, "▶ ", textNode(b.title, ctx));
     case "file":
       return h("div", { class: "bk-context" }, "📄 a file");
+    case "data_visualization":
+      return renderDataVisualization(b);
+    case "data_table":
+      return renderDataTable(b);
+    case "call":
+      return callCard(b, ctx);
     default:
       return h("div", { class: "bk-unknown" }, `[${b.type} block]`);
   }
+}
+
+/**
+ * A Slack call (Calls API): the block names only its call_id; Slack's client fills in the rest
+ * from the call (`call.v1` in a message read back: title, join link, who is in). Drawn from what
+ * the block carries, so a block with only its id still shows as a call.
+ */
+function callCard(b, ctx) {
+  const v1 = b.call?.v1 ?? {};
+  const ended = typeof v1.date_end === "number" && v1.date_end > 0;
+  const people = v1.active_participants ?? [];
+  const who = (p) =>
+    p.slack_id ? `@${userLabel(ctx, p.slack_id)}` : (p.display_name ?? p.external_id ?? "guest");
+  const join = v1.join_url ?? v1.desktop_app_join_url;
+  return h(
+    "div",
+    { class: `bk-call${ended ? " ended" : ""}`, "data-call-id": b.call_id },
+    h("div", { class: "bk-call-icon" }, "📞"),
+    h(
+      "div",
+      { class: "bk-call-main" },
+      h("div", { class: "bk-call-title" }, v1.name || "Slack call"),
+      h(
+        "div",
+        { class: "bk-context" },
+        ended
+          ? `Ended ${formatSlackDate(v1.date_end, "{date_short_pretty} {time}", ctx.tz)}`
+          : v1.date_start
+            ? `Started ${formatSlackDate(v1.date_start, "{date_short_pretty} {time}", ctx.tz)}`
+            : `Call ${b.call_id ?? ""}`,
+      ),
+      people.length
+        ? h(
+            "div",
+            { class: "bk-call-people" },
+            `${people.length} in: ${people.map(who).join(", ")}`,
+          )
+        : null,
+    ),
+    join && !ended
+      ? h(
+          "a",
+          { class: "bk-button primary", href: safeUrl(join), target: "_blank", rel: "noopener" },
+          "Join",
+        )
+      : null,
+  );
 }
 
 export function renderBlocks(blocks, ctx) {

@@ -8,6 +8,7 @@ import { arrange, fill, h, keyedNodes } from "./dom.js";
 import { mrkdwnHtml } from "./mrkdwn.js";
 import { currentChannel } from "./sidebar.js";
 import { $, api, render, S, toast } from "./state.js";
+import { workObjectCards } from "./workobjects.js";
 
 /** Files shared with a message: an image inline, anything else as a file to open. */
 function fileList(files) {
@@ -100,6 +101,7 @@ export function messageView(m, ch, opts = {}) {
       m.attachments ? renderAttachments(m.attachments, ctx) : null,
       m.files ? fileList(m.files) : null,
       m.unfurls ? renderAttachments(Object.values(m.unfurls), ctx) : null,
+      workObjectCards(m, ch),
       replies,
     ),
   );
