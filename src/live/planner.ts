@@ -4,6 +4,7 @@ import { type Event, eventSchema } from "../upstream/events/schemas.ts";
 import { type RenderedCard, renderCard, renderMutedCard } from "./card.ts";
 import { counterText, emptyPending, isEmpty } from "./digest.ts";
 import type { ChannelPosting, ScheduledReminder } from "./live-record.ts";
+import { callAction } from "./posts/call.ts";
 import { nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
 import type { EventLive, InstanceLive } from "./state.ts";
 
@@ -15,7 +16,7 @@ import type { EventLive, InstanceLive } from "./state.ts";
  * step of its own before it asks; asking "idle?" or "what next?" never ends an instance.
  */
 
-export type PostKind = "card" | "counter" | "digest" | "reminder" | "report";
+export type PostKind = "card" | "counter" | "digest" | "reminder" | "report" | "call";
 
 /** What a channel of an event needs next: a post, or nothing before `until`. */
 export type Action = { kind: PostKind } | { kind: "wait"; until: number };
@@ -214,7 +215,10 @@ export function next(
   const card = renderCard(sub, model.live, ch);
   const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);
   if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
-  if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : reminder;
+  // The instance's Slack call (posts/call.ts) takes turns with the card's other posts.
+  const call = callAction(model, ch, now, settings.digestEveryMs);
+  if (call?.kind === "call" && lastKind !== "call") return call;
+  if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : (reminder ?? call);
   // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
   const settled = c.reportPosting ? c.reportPosting.at + settings.shareSettleMs : 0;
   const report: Action | undefined = c.threadBlocked
@@ -247,8 +251,11 @@ export function next(
   if (thread && thread.kind !== "wait") return thread;
   if (cardDue) return { kind: "card" };
   if (report?.kind === "report") return report;
+  if (call?.kind === "call") return call;
   // A long series: its later reminders come within Slack's horizon as days pass.
-  return reminder ?? earliest(earliest(thread, report), reminderTopUp(sub, ch, now));
+  return (
+    reminder ?? earliest(earliest(earliest(thread, report), call), reminderTopUp(sub, ch, now))
+  );
 }
 
 /** Whether any channel of the event has something to post or to wait for. */
