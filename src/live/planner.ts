@@ -215,9 +215,9 @@ export function next(
   const card = renderCard(sub, model.live, ch);
   const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);
   if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
-  // The instance's Slack call (posts/call.ts) takes turns with the card's other posts.
+  // The instance's Slack call (posts/call.ts): once the card is up to date, like the report.
   const call = callAction(model, ch, now, settings.digestEveryMs);
-  if (call?.kind === "call" && lastKind !== "call") return call;
+  const callNow = call?.kind === "call";
   if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : (reminder ?? call);
   // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
   const settled = c.reportPosting ? c.reportPosting.at + settings.shareSettleMs : 0;
@@ -250,8 +250,8 @@ export function next(
   }
   if (thread && thread.kind !== "wait") return thread;
   if (cardDue) return { kind: "card" };
+  if (callNow) return call;
   if (report?.kind === "report") return report;
-  if (call?.kind === "call") return call;
   // A long series: its later reminders come within Slack's horizon as days pass.
   return (
     reminder ?? earliest(earliest(earliest(thread, report), call), reminderTopUp(sub, ch, now))

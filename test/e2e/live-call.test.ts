@@ -164,6 +164,8 @@ describe("a workspace that has not granted the Calls API yet", () => {
       (x) => x.method === "chat.update" && JSON.stringify(x.args.blocks ?? "").includes("*3*"),
       { timeoutMs: 20_000 },
     );
+    // Live: the app tries the call once, and Slack says the scope is missing.
+    await old.emulator.waitForCall((x) => x.method === "calls.add", { timeoutMs: 20_000 });
     await c.attendees(event.eventId, { count: 2 });
     await c.setState(event.eventId, { state: "NOT_STARTED" });
     await eventually(
