@@ -32,9 +32,9 @@ import type { PostContext } from "./context.ts";
  * the call again under the same external_unique_id (which Slack asks to be unique per provider).
  * Participant changes and the end are idempotent and need no mark.
  *
- * A workspace that has not granted calls:write yet (installed before the app asked for it), or
- * any other refusal of the Calls API, costs the call of that instance, never the card: logged
- * once, not tried again for the instance. The settings Check names the reinstall.
+ * A workspace without calls:write yet (installed before the app asked for it), or any other
+ * refusal of the Calls API, costs that instance's call, never the card: logged once, not tried
+ * again for the instance; the settings Check names the reinstall.
  */
 
 export const CALL_EVENT = "onair_call";
@@ -42,7 +42,7 @@ export const CALL_EVENT = "onair_call";
 const LOOKUPS_PER_TURN = 20;
 /** Users per calls.participants.add / remove. */
 const USERS_PER_CALL = 50;
-/** E-mail → Slack user id ("" for none), per workspace; bounded. */
+/** `${team}:${e-mail}` → Slack user id ("" for none); bounded. */
 const KNOWN_MAX = 20_000;
 const known = new Map<string, string>();
 
@@ -78,6 +78,16 @@ function open(call: CallPosting | undefined): call is CallPosting & { id: string
   return call?.id !== undefined && !call.ended && call.skipped === undefined;
 }
 
+/** The call's instance has ended (instance-end.ts), or the event was cancelled or is gone. */
+function over(
+  sub: LiveSubscription | undefined,
+  inst: InstanceLive | undefined,
+  call: CallPosting,
+): boolean {
+  const ended = !inst || inst.id !== call.instanceId || inst.endedAt !== undefined;
+  return ended || sub?.cancelled === true || sub?.gone === true;
+}
+
 /** What the call needs next in channel `ch` (pure: the planner asks). */
 export function callAction(
   model: LiveModel,
@@ -91,13 +101,7 @@ export function callAction(
   const call = c.call;
   if (call?.adding !== undefined) return { kind: "call" };
   const inst = model.live.current();
-  const over =
-    !inst ||
-    inst.id !== call?.instanceId ||
-    inst.endedAt !== undefined ||
-    sub.cancelled === true ||
-    sub.gone === true;
-  if (open(call) && over) return { kind: "call" };
+  if (open(call) && over(sub, inst, call)) return { kind: "call" };
   if (c.threadBlocked || sub.cancelled || sub.gone || !inst || inst.endedAt !== undefined) {
     return undefined;
   }
@@ -331,13 +335,7 @@ export async function keepCall(run: CallPort, cx: PostContext): Promise<void> {
       return;
     }
     if (open(k)) {
-      const over =
-        !inst ||
-        inst.id !== k.instanceId ||
-        inst.endedAt !== undefined ||
-        sub?.cancelled === true ||
-        sub?.gone === true;
-      if (over) {
+      if (over(sub, inst, k)) {
         await endCall(cx, k, inst?.id === k.instanceId ? inst : undefined);
         return;
       }
@@ -383,21 +381,14 @@ async function endCall(
   inst: InstanceLive | undefined,
 ): Promise<void> {
   try {
-    const from = inst?.marks.find(([s]) => s === "IN_EVENT")?.[1];
-    const to = inst?.endedAt;
-    const duration =
-      from !== undefined && to !== undefined
-        ? Math.max(0, Math.round((to - from) / 1000))
-        : undefined;
-    await calls(client.calls.end({ id: k.id, ...(duration !== undefined ? { duration } : {}) }));
+    const [from, to] = [inst?.marks.find(([s]) => s === "IN_EVENT")?.[1], inst?.endedAt];
+    const duration = from && to ? { duration: Math.max(0, Math.round((to - from) / 1000)) } : {};
+    await calls(client.calls.end({ id: k.id, ...duration }));
   } catch (err) {
     // Ended already (by an earlier owner whose record was lost): what was wanted.
-    if (
-      !(err instanceof CallsRefused) ||
-      (err.code !== "inactive_call" && err.code !== "invalid_call_id")
-    ) {
-      throw err;
-    }
+    const done =
+      err instanceof CallsRefused && ["inactive_call", "invalid_call_id"].includes(err.code);
+    if (!done) throw err;
   }
   k.ended = true;
   await port.save();
