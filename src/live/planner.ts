@@ -4,7 +4,7 @@ import { type Event, eventSchema } from "../upstream/events/schemas.ts";
 import { type RenderedCard, renderCard, renderMutedCard } from "./card.ts";
 import { counterText, emptyPending, isEmpty } from "./digest.ts";
 import type { ChannelPosting, ScheduledReminder } from "./live-record.ts";
-import { callAction } from "./posts/call.ts";
+import { callAction, open as callOpen } from "./posts/call.ts";
 import { nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
 import type { EventLive, InstanceLive } from "./state.ts";
 
@@ -155,7 +155,9 @@ export function mutedCard(model: LiveModel, ch: string): RenderedCard | undefine
 export function channelsToServe(model: LiveModel): string[] {
   const out = new Set(model.sub?.channels ?? []);
   for (const [ch, c] of Object.entries(model.channels)) {
-    if (c.reminders?.length || c.reminderPosting || mutedCard(model, ch)) out.add(ch);
+    if (c.reminders?.length || c.reminderPosting || mutedCard(model, ch) || callOpen(c.call)) {
+      out.add(ch);
+    }
   }
   return [...out];
 }
@@ -210,7 +212,11 @@ export function next(
   const reminder: Action | undefined = reminderDue(model, ch, now)
     ? { kind: "reminder" }
     : undefined;
-  if (!sub?.channels.includes(ch)) return mutedCard(model, ch) ? { kind: "card" } : reminder;
+  if (!sub?.channels.includes(ch)) {
+    // Muted with its call open: the call is ended (posts/call.ts).
+    const end = callAction(model, ch, now, settings.digestEveryMs);
+    return mutedCard(model, ch) ? { kind: "card" } : (reminder ?? end);
+  }
   const endAt = quietEndOf(model, settings);
   const card = renderCard(sub, model.live, ch);
   const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);

@@ -1,3 +1,8 @@
+/**
+ * Why this file is long: the call is one post kind of the live engine (one file per kind), and
+ * its life (added with its block, participants kept in step, renamed, ended, refused) is one
+ * piece: each step reads the same record and the same rules of when it is over.
+ */
 import type { KnownBlock, WebClient } from "@slack/web-api";
 import { NO_UNFURL } from "../../blocks/kit.ts";
 import { eventOf, type LiveSubscription } from "../../domain/subscription.ts";
@@ -64,8 +69,9 @@ export function callChannel(model: LiveModel): string | undefined {
   const sub = model.sub;
   if (!sub) return undefined;
   const inst = model.live.current();
-  for (const ch of sub.channels) {
-    if (inst && model.channels[ch]?.call?.instanceId === inst.id) return ch;
+  // Where the instance's call is, even a channel muted since (one call per instance).
+  for (const [ch, c] of Object.entries(model.channels)) {
+    if (inst && c.call?.instanceId === inst.id) return ch;
   }
   return sub.channels.find((ch) => {
     const c = model.channels[ch];
@@ -74,18 +80,23 @@ export function callChannel(model: LiveModel): string | undefined {
 }
 
 /** A call this channel started that is still open in Slack. */
-function open(call: CallPosting | undefined): call is CallPosting & { id: string } {
+export function open(call: CallPosting | undefined): call is CallPosting & { id: string } {
   return call?.id !== undefined && !call.ended && call.skipped === undefined;
 }
 
-/** The call's instance has ended (instance-end.ts), or the event was cancelled or is gone. */
+/**
+ * The call's instance has ended (instance-end.ts), the event was cancelled or is gone, or the
+ * channel holding the call was muted (its thread no longer follows the event).
+ */
 function over(
   sub: LiveSubscription | undefined,
   inst: InstanceLive | undefined,
   call: CallPosting,
+  ch: string,
 ): boolean {
   const ended = !inst || inst.id !== call.instanceId || inst.endedAt !== undefined;
-  return ended || sub?.cancelled === true || sub?.gone === true;
+  const left = !sub?.channels.includes(ch);
+  return ended || left || sub?.cancelled === true || sub?.gone === true;
 }
 
 /** What the call needs next in channel `ch` (pure: the planner asks). */
@@ -97,17 +108,24 @@ export function callAction(
 ): Action | undefined {
   const sub = model.sub;
   const c = model.channels[ch];
-  if (!sub || !c?.cardTs || c.blocked) return undefined;
+  if (!c || c.blocked) return undefined;
   const call = c.call;
-  if (call?.adding !== undefined) return { kind: "call" };
+  if (call?.adding !== undefined) return c.cardTs ? { kind: "call" } : undefined;
   const inst = model.live.current();
-  if (open(call) && over(sub, inst, call)) return { kind: "call" };
-  if (c.threadBlocked || sub.cancelled || sub.gone || !inst || inst.endedAt !== undefined) {
+  if (open(call) && over(sub, inst, call, ch)) return { kind: "call" };
+  if (
+    !sub ||
+    !c.cardTs ||
+    c.threadBlocked ||
+    !inst ||
+    over(sub, inst, { instanceId: inst.id }, ch)
+  ) {
     return undefined;
   }
   if (call?.instanceId === inst.id) {
-    if (!open(call)) return undefined;
-    if (!call.blockTs) return { kind: "call" };
+    if (call.skipped !== undefined || call.ended) return undefined;
+    // Not added yet (Slack asked to wait), or added with its block still to post.
+    if (!call.id || !call.blockTs) return { kind: "call" };
     if (call.title !== titleOf(sub) || call.joinUrl !== joinUrlOf(sub)) return { kind: "call" };
     if (call.synced === signature(inst)) return undefined;
     const due = (call.syncedAt ?? 0) + syncEveryMs;
@@ -143,8 +161,9 @@ type Found = { ts: string; callId: string };
 function addCall(
   { port, ch, c, client }: PostContext,
   cardTs: string,
-  sub: LiveSubscription,
+  sub: LiveSubscription | undefined,
   instanceId: string,
+  wanted: boolean,
 ): PostSpec<number, Found, string> {
   const call = (): CallPosting => {
     if (c.call?.instanceId !== instanceId) c.call = { instanceId };
@@ -171,6 +190,9 @@ function addCall(
         },
         progress,
       ),
+    // Not found, and the instance ended meanwhile (or the channel was muted): no block now; a
+    // call added before the crash is ended by the next turn.
+    notFound: () => (wanted ? "post" : "later"),
     adopt: (found) => {
       const k = call();
       k.id = found.callId;
@@ -184,6 +206,7 @@ function addCall(
     },
     call: async () => {
       const k = call();
+      if (!sub) throw new Error("live: a call to add without its subscription");
       const title = titleOf(sub);
       const joinUrl = joinUrlOf(sub) ?? "";
       if (!k.id) {
@@ -325,9 +348,15 @@ export async function keepCall(run: CallPort, cx: PostContext): Promise<void> {
   const inst = run.model.live.current();
   const k = c.call;
   try {
-    if (k?.adding !== undefined || (k?.instanceId === inst?.id && k && !k.blockTs)) {
-      if (!sub || !c.cardTs || !k) return;
-      const outcome = await postOnce(port, ch, addCall(cx, c.cardTs, sub, k.instanceId));
+    if (open(k) && k.adding === undefined && over(sub, inst, k, ch)) {
+      await endCall(cx, k, inst?.id === k.instanceId ? inst : undefined);
+      return;
+    }
+    const unposted = k && k.instanceId === inst?.id && !k.skipped && !k.ended && !k.blockTs;
+    if (k?.adding !== undefined || unposted) {
+      const wanted = sub !== undefined && !over(sub, inst, k, ch);
+      if (!c.cardTs || !k || (!wanted && k.adding === undefined)) return;
+      const outcome = await postOnce(port, ch, addCall(cx, c.cardTs, sub, k.instanceId, wanted));
       if (outcome === "adopted" && open(c.call)) {
         await readUsers(client, c.call);
         await port.save();
@@ -335,10 +364,6 @@ export async function keepCall(run: CallPort, cx: PostContext): Promise<void> {
       return;
     }
     if (open(k)) {
-      if (over(sub, inst, k)) {
-        await endCall(cx, k, inst?.id === k.instanceId ? inst : undefined);
-        return;
-      }
       if (!sub || !inst) return;
       const title = titleOf(sub);
       const joinUrl = joinUrlOf(sub);
@@ -360,7 +385,7 @@ export async function keepCall(run: CallPort, cx: PostContext): Promise<void> {
     }
     if (!sub || !inst || !c.cardTs) return;
     c.call = { instanceId: inst.id };
-    await postOnce(port, ch, addCall(cx, c.cardTs, sub, inst.id));
+    await postOnce(port, ch, addCall(cx, c.cardTs, sub, inst.id, true));
   } catch (err) {
     if (!(err instanceof CallsRefused)) throw err;
     const given = c.call ?? { instanceId: inst?.id ?? "" };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { type LiveSubscription, publicEvent } from "../../../src/domain/subscription.ts";
 import { emptyPending } from "../../../src/live/digest.ts";
 import type { CallPosting, ChannelPosting } from "../../../src/live/live-record.ts";
-import type { LiveModel } from "../../../src/live/planner.ts";
+import { channelsToServe, type LiveModel } from "../../../src/live/planner.ts";
 import { callAction, callChannel } from "../../../src/live/posts/call.ts";
 import { EventLive } from "../../../src/live/state.ts";
 import { sampleEvent } from "../slack/blocks/fixtures.ts";
@@ -108,5 +108,21 @@ describe("the call's turns (callAction)", () => {
     const m = model("IN_EVENT", { instanceId: "i1", skipped: "missing_scope" });
     expect(callAction(m, "C2", S, EVERY)).toBeUndefined();
     expect(callAction(m, "C1", S, EVERY)).toBeUndefined();
+  });
+});
+
+describe("the call of a muted channel, and a call Slack asked to wait for", () => {
+  it("ends an open call whose channel was muted, and starts no second one for the instance", () => {
+    const m = model("IN_EVENT", settled());
+    (m.sub as { channels: string[] }).channels = ["C1"];
+    expect(callAction(m, "C2", S, EVERY)).toEqual({ kind: "call" });
+    expect(callAction(m, "C1", S, EVERY)).toBeUndefined();
+    expect(channelsToServe(m)).toContain("C2");
+  });
+
+  it("asks again for a call whose calls.add was refused for a while (no id, no mark)", () => {
+    expect(callAction(model("IN_EVENT", { instanceId: "i1" }), "C2", S, EVERY)).toEqual({
+      kind: "call",
+    });
   });
 });
