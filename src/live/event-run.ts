@@ -132,6 +132,7 @@ export class EventRun {
   private get publishing(): Publishing {
     return {
       port: this.port,
+      team: this.team,
       model: this.model,
       channel: (ch) => this.channel(ch),
       client: () => this.client(),

@@ -57,6 +57,22 @@ export const ChannelPostingSchema = z.object({
   reportPosting: z.object({ instanceId: z.string(), at: z.number() }).optional(),
   /** Muted here: the card's last words, frozen (the public event and figures at mute time). */
   muted: z.object({ event: z.unknown(), figures: z.unknown() }).optional(),
+  /** The current instance's Slack call, held by one channel (posts/call.ts). */
+  call: z
+    .object({
+      instanceId: z.string(),
+      id: z.string().optional(),
+      adding: z.number().optional(),
+      blockTs: z.string().optional(),
+      title: z.string().optional(),
+      joinUrl: z.string().optional(),
+      users: z.array(z.string()).optional(),
+      synced: z.string().optional(),
+      syncedAt: z.number().optional(),
+      ended: z.boolean().optional(),
+      skipped: z.string().optional(),
+    })
+    .optional(),
 });
 export interface ChannelPosting {
   cardTs?: string;
@@ -77,6 +93,27 @@ export interface ChannelPosting {
   reported?: string[];
   reportPosting?: { instanceId: string; at: number };
   muted?: { event: unknown; figures: unknown };
+  call?: CallPosting;
+}
+
+/** An instance's Slack call (posts/call.ts): its id, block, participants, end, or why none. */
+export interface CallPosting {
+  instanceId: string;
+  /** Slack's call id, saved as soon as calls.add answers. */
+  id?: string;
+  /** calls.add and the call block went out at this time (ms) with no block recorded yet. */
+  adding?: number;
+  blockTs?: string;
+  title?: string;
+  joinUrl?: string;
+  /** Slack users in the call, as this app added them. */
+  users?: string[];
+  /** The joins/leaves the participants were last brought up to date with, and when. */
+  synced?: string;
+  syncedAt?: number;
+  ended?: boolean;
+  /** Slack refused the Calls API (its error): no call for this instance. */
+  skipped?: string;
 }
 
 export interface DigestPosting {

@@ -4,6 +4,7 @@ import { type Event, eventSchema } from "../upstream/events/schemas.ts";
 import { type RenderedCard, renderCard, renderMutedCard } from "./card.ts";
 import { counterText, emptyPending, isEmpty } from "./digest.ts";
 import type { ChannelPosting, ScheduledReminder } from "./live-record.ts";
+import { callAction, open as callOpen } from "./posts/call.ts";
 import { nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
 import type { EventLive, InstanceLive } from "./state.ts";
 
@@ -15,7 +16,7 @@ import type { EventLive, InstanceLive } from "./state.ts";
  * step of its own before it asks; asking "idle?" or "what next?" never ends an instance.
  */
 
-export type PostKind = "card" | "counter" | "digest" | "reminder" | "report";
+export type PostKind = "card" | "counter" | "digest" | "reminder" | "report" | "call";
 
 /** What a channel of an event needs next: a post, or nothing before `until`. */
 export type Action = { kind: PostKind } | { kind: "wait"; until: number };
@@ -154,7 +155,9 @@ export function mutedCard(model: LiveModel, ch: string): RenderedCard | undefine
 export function channelsToServe(model: LiveModel): string[] {
   const out = new Set(model.sub?.channels ?? []);
   for (const [ch, c] of Object.entries(model.channels)) {
-    if (c.reminders?.length || c.reminderPosting || mutedCard(model, ch)) out.add(ch);
+    if (c.reminders?.length || c.reminderPosting || mutedCard(model, ch) || callOpen(c.call)) {
+      out.add(ch);
+    }
   }
   return [...out];
 }
@@ -209,12 +212,19 @@ export function next(
   const reminder: Action | undefined = reminderDue(model, ch, now)
     ? { kind: "reminder" }
     : undefined;
-  if (!sub?.channels.includes(ch)) return mutedCard(model, ch) ? { kind: "card" } : reminder;
+  if (!sub?.channels.includes(ch)) {
+    // Muted with its call open: the call is ended (posts/call.ts).
+    const end = callAction(model, ch, now, settings.digestEveryMs);
+    return mutedCard(model, ch) ? { kind: "card" } : (reminder ?? end);
+  }
   const endAt = quietEndOf(model, settings);
   const card = renderCard(sub, model.live, ch);
   const cardDue = card !== undefined && (!c.cardTs || c.cardHash !== card.hash);
   if (!c.cardTs) return cardDue ? { kind: "card" } : reminder;
-  if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : reminder;
+  // The instance's Slack call (posts/call.ts): once the card is up to date, like the report.
+  const call = callAction(model, ch, now, settings.digestEveryMs);
+  const callNow = call?.kind === "call";
+  if (sub.cancelled || sub.gone) return cardDue ? { kind: "card" } : (reminder ?? call);
   // A report share whose answer was lost is looked for once it has settled; posts go on meanwhile.
   const settled = c.reportPosting ? c.reportPosting.at + settings.shareSettleMs : 0;
   const report: Action | undefined = c.threadBlocked
@@ -246,9 +256,12 @@ export function next(
   }
   if (thread && thread.kind !== "wait") return thread;
   if (cardDue) return { kind: "card" };
+  if (callNow) return call;
   if (report?.kind === "report") return report;
   // A long series: its later reminders come within Slack's horizon as days pass.
-  return reminder ?? earliest(earliest(thread, report), reminderTopUp(sub, ch, now));
+  return (
+    reminder ?? earliest(earliest(earliest(thread, report), call), reminderTopUp(sub, ch, now))
+  );
 }
 
 /** Whether any channel of the event has something to post or to wait for. */

@@ -12,6 +12,7 @@ import { digestText } from "./digest.ts";
 import type { ChannelPosting } from "./live-record.ts";
 import { counterOf, type LiveModel, mutedCard, type PostKind, reportDue } from "./planner.ts";
 import { methodCall, type PostPort, postOnce } from "./post-once.ts";
+import { keepCall } from "./posts/call.ts";
 import { firstCard } from "./posts/card.ts";
 import type { PostContext } from "./posts/context.ts";
 import { counter } from "./posts/counter.ts";
@@ -31,6 +32,7 @@ import { renderReport } from "./report-upload.ts";
 /** What a post reads and calls, handed by the event's runner (event-run.ts). */
 export interface Publishing {
   readonly port: PostPort;
+  readonly team: string;
   /** The runner's model as it is now (read, and recorded into through the specs). */
   readonly model: LiveModel;
   /** The channel's posting state, made when missing. */
@@ -109,6 +111,10 @@ export async function publish(run: Publishing, ch: string, kind: PostKind): Prom
   }
   if (kind === "report") {
     await postReport(run, cx);
+    return;
+  }
+  if (kind === "call") {
+    await keepCall(run, cx);
     return;
   }
   const muted = kind === "card" ? mutedCard(run.model, ch) : undefined;

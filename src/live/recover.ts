@@ -58,7 +58,7 @@ export function counterMetadata(eventId: string) {
   return { event_type: COUNTER_EVENT, event_payload: { eventId } };
 }
 
-interface Listed {
+export interface Listed {
   ts?: string;
   user?: string;
   bot_id?: string;
@@ -160,7 +160,7 @@ export function findCard(
 }
 
 /** A reply in the card's thread since `since` (ms) that `match` picks. */
-function findReply<T>(
+export function findReply<T>(
   client: WebClient,
   channel: string,
   cardTs: string,

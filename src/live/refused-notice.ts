@@ -53,7 +53,7 @@ const THREAD_REFUSALS = new Set([
 
 /** What a refusal stops: the channel's posts, or (a thread post refused for its thread) the thread's. */
 export function refusedPart(kind: PostKind, error: string): "card" | "thread" {
-  const inThread = kind === "digest" || kind === "counter" || kind === "report";
+  const inThread = kind === "digest" || kind === "counter" || kind === "report" || kind === "call";
   // files.completeUploadExternal has one word for every posting limit, a locked thread included:
   // the report, a thread post, stops the thread's posts only (the card's own refusal, if any,
   // stops the rest).

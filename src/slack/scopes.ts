@@ -43,6 +43,15 @@ export const METHOD_SCOPES = {
   "oauth.v2.exchange": null,
   // Who to tell when Slack refuses to refresh the token: the workspace's admins (src/slack/home.ts).
   "users.list": "users:read",
+  // The live event as a Slack call (src/live/posts/call.ts); a workspace that has not granted
+  // these yet goes on without the call until an admin reinstalls (the settings Check says so).
+  "calls.add": "calls:write",
+  "calls.update": "calls:write",
+  "calls.end": "calls:write",
+  "calls.participants.add": "calls:write",
+  "calls.participants.remove": "calls:write",
+  // After a crash: who Slack has in an adopted call.
+  "calls.info": "calls:read",
 } as const satisfies Record<string, string | readonly string[] | null>;
 
 export type SlackMethod = keyof typeof METHOD_SCOPES;

@@ -61,10 +61,14 @@ const cards = () =>
     .filter((m) => JSON.stringify(m.blocks ?? "").includes(stage.event.title));
 
 const digests = () =>
-  stage.emulator.workspace.replies(CHANNELS.events, cardTs).map((m) => ({
-    text: m.text,
-    seq: (m.metadata as { event_payload?: { seq?: number } } | undefined)?.event_payload?.seq,
-  }));
+  stage.emulator.workspace
+    .replies(CHANNELS.events, cardTs)
+    // The thread also holds the event's Slack call block (posts/call.ts), which is no digest.
+    .filter((m) => (m.metadata as { event_type?: string } | undefined)?.event_type !== "onair_call")
+    .map((m) => ({
+      text: m.text,
+      seq: (m.metadata as { event_payload?: { seq?: number } } | undefined)?.event_payload?.seq,
+    }));
 
 const recoveryFailed = (c: ChildApp) => c.output.join("").includes("could not look in Slack");
 

@@ -35,6 +35,7 @@ export {
   mentionsInText,
   type Notification,
 } from "./mentions.ts";
+export { type CallUser, callsOf, type EmulatedCall } from "./methods/calls.ts";
 export { fileJson, fileState, type StoredFile } from "./methods/files.ts";
 export { METHODS, type MethodSpec } from "./methods/index.ts";
 export {

@@ -40,6 +40,8 @@ export const ALL_TEST_SCOPES = [
   "files:write",
   "links:read",
   "links:write",
+  "calls:write",
+  "calls:read",
 ] as const;
 
 /** The Slack error a call failed with (WebClient throws WebAPIPlatformError). */

@@ -99,6 +99,8 @@ function expected(state: State, noise: NoiseLevel, muted: boolean, ended: boolea
   if (ended) return { kind: "card" };
   if (noise === "counter") return { kind: "counter" };
   if (noise === "digest" || noise === "every") return { kind: "digest" };
+  // Live, card up to date, nothing for the thread: the instance's Slack call (posts/call.ts).
+  if (state === "IN_EVENT") return { kind: "call" };
   return { kind: "wait", until: QUIET_END };
 }
 
@@ -146,7 +148,9 @@ describe("the planner: next(model, channel, now)", () => {
           expect(next(m, "C1", now, settings)).toEqual(expected(state, noise, muted, true));
           if (!muted) {
             // The card changing every turn does not starve the thread.
-            const thread = expected(state, noise, muted, false) as { kind: string };
+            const work = expected(state, noise, muted, false) as { kind: string };
+            // The call is no thread work, and an instance that ended gets no call added.
+            const thread = work.kind === "call" ? { kind: "wait" } : work;
             if (thread.kind !== "wait")
               expect(next(m, "C1", now, settings, "card")).toEqual(thread);
             // Once the card shows the end: the thread's work, then the report.
@@ -225,6 +229,8 @@ describe("the planner: next(model, channel, now)", () => {
   it("a digest channel waits out the digest period after its last thread post", () => {
     const m = modelOf("IN_EVENT", "digest", false);
     (m.channels.C1 as ChannelPosting).lastThreadAt = S;
+    // This workspace has no Calls API (posts/call.ts): only the digest is in question.
+    (m.channels.C1 as ChannelPosting).call = { instanceId: "i1", skipped: "missing_scope" };
     expect(next(m, "C1", S + 1, settings)).toEqual({
       kind: "wait",
       until: S + settings.digestEveryMs,

@@ -12,7 +12,7 @@ import { botScopes, EXTRA_SCOPES, METHOD_SCOPES } from "../../../src/slack/scope
 // this scan finds them all).
 const SRC = resolve(import.meta.dirname, "../../../src");
 const FAMILIES =
-  "auth|chat|conversations|entity|files|oauth|usergroups|users|views|team|reactions|pins";
+  "auth|calls|chat|conversations|entity|files|oauth|usergroups|users|views|team|reactions|pins";
 const CALL = new RegExp(
   `\\b(?:client|bulk|quiet|web)\\.(${FAMILIES})\\.([a-zA-Z0-9]+(?:\\.[a-zA-Z]+)?)\\(`,
   "g",

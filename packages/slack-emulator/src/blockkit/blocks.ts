@@ -116,6 +116,10 @@ export function checkBlock(
     case "data_table":
       checkDataTable(c, pointer, b);
       break;
+    // Calls API (blocks-and-objects.md): {"type": "call", "call_id": "<id returned by calls.add>"}.
+    case "call":
+      c.str(`${pointer}/call_id`, b.call_id, LIMITS.blockId, true);
+      break;
     default:
       break;
   }

@@ -1,3 +1,4 @@
+import { CALLS } from "./calls.ts";
 import { CHAT } from "./chat.ts";
 import { CONVERSATIONS } from "./conversations.ts";
 import { FILES } from "./files.ts";
@@ -24,4 +25,5 @@ export const METHODS: Readonly<Record<string, MethodSpec>> = {
   ...FILES,
   ...UNFURL,
   ...FUNCTIONS,
+  ...CALLS,
 };
