@@ -2,7 +2,7 @@ import { backoffMs } from "../backoff.ts";
 import type { Deps } from "../deps.ts";
 import type { AttendanceFigures } from "../live-port.ts";
 import type { Metrics } from "../metrics.ts";
-import type { OutboxItem, Repository } from "../store/index.ts";
+import type { OutboxItem, OutboxWorkMark, Repository } from "../store/index.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
 import { EventLeases } from "./leases.ts";
@@ -83,6 +83,7 @@ export class LiveEngine {
   /** Whether the last look found items of earlier versions, and when that was. */
   private legacyLeft = true;
   private legacyCheckedAt = 0;
+  private sweptAt = Date.now();
   /** Events another instance holds: not tried again before then. */
   private readonly heldElsewhere = new Map<string, number>();
   /** Events whose marker this instance cleared, looked at once more then (recheckCleared). */
@@ -233,6 +234,10 @@ export class LiveEngine {
     // Then only the events that have work, and of those only the ones this instance owns or
     // can take: another's event is never read here, only skipped.
     const work = await outbox.work();
+    if (now - this.sweptAt >= this.options.sweepMs) {
+      this.sweptAt = now;
+      await this.sweep(work);
+    }
     for (const mark of work) {
       const key = `${mark.team}:${mark.eventId}`;
       if (!this.runs.has(key) && (this.heldElsewhere.get(key) ?? 0) > now) continue;
@@ -280,6 +285,25 @@ export class LiveEngine {
       const rows = await this.deps.store.outbox.listEvent(r.team, r.eventId, 1);
       const first = rows[0];
       if (first) await this.deps.store.outbox.markWork(r.team, r.eventId, first.id);
+    }
+  }
+
+  /**
+   * Now and then, the oldest items whatever their event: one whose marker never landed (it went
+   * out with a later group that failed, after the item's own group had committed) is marked.
+   */
+  private async sweep(work: readonly OutboxWorkMark[]): Promise<void> {
+    const marked = new Set(work.map((w) => `${w.team}:${w.eventId}`));
+    const found = new Map<string, { team: string; eventId: string; last: string }>();
+    for (const row of await this.deps.store.outbox.list(this.options.batch)) {
+      const { team, eventId } = row.item;
+      if (!row.id.includes(":") || eventId === undefined) continue;
+      const key = `${team}:${eventId}`;
+      if (!marked.has(key)) found.set(key, { team, eventId, last: row.id });
+    }
+    for (const f of found.values()) {
+      this.deps.logger.warn({ event: f.eventId }, "live: outbox items with no marker; marked");
+      await this.deps.store.outbox.markWork(f.team, f.eventId, f.last);
     }
   }
 

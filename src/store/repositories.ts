@@ -124,7 +124,7 @@ export interface Repositories {
      */
     put(item: OutboxItem): Promise<string>;
     get(id: string): Promise<OutboxItem | undefined>;
-    /** Every item, in key order (per event in arrival order); for tests and tooling. */
+    /** Every item, in key order (per event in arrival order): the engine's sweep, and tooling. */
     list(limit?: number): Promise<Array<{ id: string; item: OutboxItem }>>;
     /** The events with work: one read, whatever the number of items. */
     work(): Promise<OutboxWorkMark[]>;
@@ -297,13 +297,21 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
         const event = `${part("team", item.team)}:${part("eventId", item.eventId)}`;
         const id = `${event}:${seq}`;
         // Both join the same group commit (the marker after the item, unless its key is still
-        // in flight, when it follows in the next group); answered only once both are stored.
-        await Promise.all([outbox.put(id, item), outboxWork.put(event, { last: id, at })]);
+        // in flight, when it follows in the next group), and both are awaited. Only the item's
+        // write decides the answer: a marker that went out with a later group that failed is
+        // put back by the engine's sweep (engine.ts), and the message is stored.
+        const marked = outboxWork.put(event, { last: id, at }).then(
+          () => undefined,
+          () => undefined,
+        );
+        await outbox.put(id, item);
+        await marked;
         outboxCounts.written++;
         return id;
       },
       get: async (id) => outbox.get(id),
       async list(limit) {
+        outboxCounts.reads++;
         const rows = await outbox.list("", limit === undefined ? {} : { limit });
         return rows.map((r) => ({ id: r.id, item: r.value }));
       },

@@ -5,7 +5,13 @@ import { LiveEngine } from "../../src/live/engine.ts";
 import { EventLeases } from "../../src/live/leases.ts";
 import { createLogger } from "../../src/log.ts";
 import { createMetrics } from "../../src/metrics.ts";
-import { createCipher, openStore, type Store } from "../../src/store/index.ts";
+import {
+  createCipher,
+  openStore,
+  outboxRepo,
+  type Store,
+  timeOrderedId,
+} from "../../src/store/index.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
 
 /**
@@ -108,5 +114,47 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
     );
     const { written } = writer.outbox.counts();
     expect(written).toBe(60);
+    await engine.stop();
+    engine = undefined;
   }, 40_000);
+
+  it("marks and drains an item whose marker never landed (its write failed after the item's)", async () => {
+    // The item alone, as the repository writes it, with no marker beside it.
+    const id = `T1:E3:${timeOrderedId()}`;
+    await writer.repository(outboxRepo).put(id, {
+      team: "T1",
+      subscriptionId: "sub-gone",
+      eventId: "E3",
+      receivedAt: Date.now(),
+      message: {
+        type: "EVENT_STATE",
+        eventId: "E3",
+        instanceId: "i1",
+        info: { state: "IN_EVENT" },
+      },
+    });
+    expect(await writer.outbox.work()).toEqual([]);
+    engine = new LiveEngine(
+      {
+        store: reader,
+        logger,
+        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+        now: () => Date.now(),
+        onClose: () => undefined,
+        metrics: createMetrics(),
+      },
+      { pollMs: 50, maxPollMs: 200, minTurnMs: 20, leaseMs: 10_000, sweepMs: 300 },
+    );
+    engine.start();
+    await eventually(
+      async () => ((await writer.outbox.get(id)) === undefined ? true : undefined),
+      "the unmarked item drained",
+      10_000,
+    );
+    await eventually(
+      async () => ((await writer.outbox.work()).length === 0 ? true : undefined),
+      "its marker cleared",
+      5_000,
+    );
+  }, 20_000);
 });
