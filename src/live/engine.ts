@@ -86,6 +86,8 @@ export class LiveEngine {
   private sweptAt = Date.now();
   /** Events another instance holds: not tried again before then. */
   private readonly heldElsewhere = new Map<string, number>();
+  /** Per event with a marker, the ids of its last batch drained here. */
+  private readonly drained = new Map<string, Set<string>>();
   /** Events whose marker this instance cleared, looked at once more then (recheckCleared). */
   private readonly recheck = new Map<string, { team: string; eventId: string; at: number }>();
   /** Every lane of every event takes its channel's turn here. */
@@ -243,6 +245,8 @@ export class LiveEngine {
       if (!this.runs.has(key) && (this.heldElsewhere.get(key) ?? 0) > now) continue;
       const run = await this.acquire(mark.team, mark.eventId);
       if (!run) {
+        // Bounded: a fleet's worth of events, forgotten all at once past that.
+        if (this.heldElsewhere.size >= 100_000) this.heldElsewhere.clear();
         this.heldElsewhere.set(key, now + HELD_ELSEWHERE_MS);
         continue;
       }
@@ -260,10 +264,14 @@ export class LiveEngine {
         this.again = true;
         continue;
       }
-      // Cleared once the item it names has been drained (a marker can land a group before its
-      // item), or when it names an item that never came (a write that failed).
-      const seen = rows.some((r) => r.id === mark.last);
+      // Cleared once the item it names has been drained, in this turn or the event's previous
+      // batch (the marker read may be newer than the listing before it; a marker can land a
+      // group before its item), or when it names an item that never came (a write that failed).
+      const seen =
+        rows.some((r) => r.id === mark.last) || this.drained.get(key)?.has(mark.last) === true;
+      if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.id)));
       if ((seen || now - mark.at > STALE_MARK_MS) && (await outbox.settle(mark))) {
+        this.drained.delete(key);
         this.recheck.set(key, { team: mark.team, eventId: mark.eventId, at: now + RECHECK_MS });
       }
     }

@@ -118,6 +118,61 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
     engine = undefined;
   }, 40_000);
 
+  it("clears an event's marker soon after its last item, when one arrived between the marker's read and the listing", async () => {
+    const put = () =>
+      writer.outbox.put({
+        team: "T1",
+        subscriptionId: "sub-gone",
+        eventId: "E4",
+        receivedAt: Date.now(),
+        message: {
+          type: "EVENT_STATE",
+          eventId: "E4",
+          instanceId: "i1",
+          info: { state: "IN_EVENT" },
+        },
+      });
+    await put();
+    // The turn reads the marker (naming the first item); the last item and its marker land
+    // before the turn lists the event: drained in that turn, its marker is seen only after.
+    const work = reader.outbox.work.bind(reader.outbox);
+    let late = true;
+    reader.outbox.work = async () => {
+      const marks = await work();
+      if (late && marks.some((m) => m.eventId === "E4")) {
+        late = false;
+        await put();
+      }
+      return marks;
+    };
+    engine = new LiveEngine(
+      {
+        store: reader,
+        logger,
+        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+        now: () => Date.now(),
+        onClose: () => undefined,
+        metrics: createMetrics(),
+      },
+      { pollMs: 20, maxPollMs: 100, minTurnMs: 10, leaseMs: 10_000 },
+    );
+    engine.start();
+    // Well before a marker naming an item never found is dropped as stale (30 s).
+    await eventually(
+      async () =>
+        !late &&
+        (await writer.outbox.listEvent("T1", "E4")).length === 0 &&
+        (await writer.outbox.work()).length === 0
+          ? true
+          : undefined,
+      "E4 drained and its marker cleared",
+      5_000,
+    );
+    reader.outbox.work = work;
+    await engine.stop();
+    engine = undefined;
+  }, 20_000);
+
   it("marks and drains an item whose marker never landed (its write failed after the item's)", async () => {
     // The item alone, as the repository writes it, with no marker beside it.
     const id = `T1:E3:${timeOrderedId()}`;
