@@ -14,6 +14,7 @@ import {
 } from "./rows/ingest.ts";
 import { redisKeyspaceRows } from "./rows/keyspace.ts";
 import { liveScheduleCostRows } from "./rows/live-schedule.ts";
+import { manyEventsRows } from "./rows/many-events.ts";
 import { reportRows } from "./rows/report.ts";
 import { singleFlightRows } from "./rows/single-flight.ts";
 import { slashCommandRows } from "./rows/slash-command.ts";
@@ -34,4 +35,5 @@ export const GROUPS: readonly RowGroup[] = [
   { name: "redisKeyspace", run: redisKeyspaceRows },
   { name: "attendanceReport", run: reportRows },
   { name: "liveScheduleCost", run: liveScheduleCostRows },
+  { name: "manyEvents", run: manyEventsRows },
 ];

@@ -27,6 +27,11 @@ export interface LiveEngineOptions {
   /** Outbox items read per turn. Default 1000. */
   batch?: number;
   /**
+   * How often the oldest outbox items are looked at for one whose event has no marker (its
+   * marker's write failed after the item's committed). Default 60 s.
+   */
+  sweepMs?: number;
+  /**
    * How long a report upload whose answer was lost may take to appear in the thread (Slack
    * shares uploads asynchronously) before it is taken as not made and posted again. Default 30 s.
    */
@@ -48,6 +53,7 @@ export interface EngineOptions {
   digestEveryMs: number;
   leaseMs: number;
   batch: number;
+  sweepMs: number;
   shareSettleMs: number;
   quietMs: number;
 }
@@ -62,6 +68,7 @@ export function engineOptions(options: LiveEngineOptions): EngineOptions {
     digestEveryMs: options.digestEveryMs ?? 3_000,
     leaseMs: options.leaseMs ?? 10_000,
     batch: options.batch ?? 1_000,
+    sweepMs: options.sweepMs ?? 60_000,
     shareSettleMs: options.shareSettleMs ?? 30_000,
     quietMs: options.quietMs ?? QUIET_END_MS,
   };

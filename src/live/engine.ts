@@ -1,6 +1,6 @@
 import type { AttendanceFigures, Deps } from "../deps.ts";
 import type { Metrics } from "../metrics.ts";
-import type { Repository } from "../store/index.ts";
+import type { OutboxItem, OutboxWorkMark, Repository } from "../store/index.ts";
 import { backoffMs } from "./backoff.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
@@ -38,6 +38,15 @@ import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 
 export type { LiveEngineOptions };
 
+/** How often to look for items of earlier versions once none is left. */
+const LEGACY_RECHECK_MS = 60_000;
+/** Not tried again sooner: its owner drains it, and gives it back (or lets it lapse) when done. */
+const HELD_ELSEWHERE_MS = 1_000;
+/** A marker naming an item not found after this long names a write that failed. */
+const STALE_MARK_MS = 30_000;
+/** Past the bound of any store write (STORE_OP_TIMEOUT_MS) and the clocks' drift between instances. */
+const RECHECK_MS = 5_000;
+
 /**
  * What the engine uses: the store, its own Slack clients, a logger, two metrics, the clock. In a
  * worker thread (worker.ts) these are the thread's own; inline they are the app's.
@@ -70,6 +79,16 @@ export class LiveEngine {
   /** Outbox reads in a row that found nothing (see pollMs). */
   private emptyReads = 0;
   private readonly marked = new Set<string>();
+  /** Whether the last look found items of earlier versions, and when that was. */
+  private legacyLeft = true;
+  private legacyCheckedAt = 0;
+  private sweptAt = Date.now();
+  /** Events another instance holds: not tried again before then. */
+  private readonly heldElsewhere = new Map<string, number>();
+  /** Per event with a marker, the ids of its last batch drained here. */
+  private readonly drained = new Map<string, Set<string>>();
+  /** Events whose marker this instance cleared, looked at once more then (recheckCleared). */
+  private readonly recheck = new Map<string, { team: string; eventId: string; at: number }>();
   /** Every lane of every event takes its channel's turn here. */
   readonly pacer: ChannelPacer;
 
@@ -200,9 +219,103 @@ export class LiveEngine {
   private async tick(): Promise<void> {
     if (this.stopped) return;
     this.deps.reading?.();
-    const rows = await this.deps.store.outbox.list(this.options.batch);
-    this.deps.metrics.queueDepth.set({ queue: "outbox" }, rows.length);
-    this.emptyReads = rows.length === 0 ? this.emptyReads + 1 : 0;
+    const outbox = this.deps.store.outbox;
+    const now = Date.now();
+    let found = 0;
+    // Items of earlier versions (keyed by sequence alone), until none is left; looked at again
+    // now and then, for an instance of an earlier version still running beside this one.
+    if (this.legacyLeft || now - this.legacyCheckedAt >= LEGACY_RECHECK_MS) {
+      this.legacyCheckedAt = now;
+      const rows = await outbox.listLegacy(this.options.batch);
+      this.legacyLeft = rows.length > 0;
+      found += rows.length;
+      if (rows.length >= this.options.batch) this.again = true;
+      await this.drainLegacy(rows);
+    }
+    // Then only the events that have work, and of those only the ones this instance owns or
+    // can take: another's event is never read here, only skipped.
+    const work = await outbox.work();
+    if (now - this.sweptAt >= this.options.sweepMs) {
+      this.sweptAt = now;
+      await this.sweep(work);
+    }
+    for (const mark of work) {
+      const key = `${mark.team}:${mark.eventId}`;
+      if (!this.runs.has(key) && (this.heldElsewhere.get(key) ?? 0) > now) continue;
+      const run = await this.acquire(mark.team, mark.eventId);
+      if (!run) {
+        // Bounded: a fleet's worth of events, forgotten all at once past that.
+        if (this.heldElsewhere.size >= 100_000) this.heldElsewhere.clear();
+        this.heldElsewhere.set(key, now + HELD_ELSEWHERE_MS);
+        continue;
+      }
+      this.heldElsewhere.delete(key);
+      const rows = await outbox.listEvent(mark.team, mark.eventId, this.options.batch);
+      found += rows.length;
+      if (rows.length > 0) {
+        await this.drain(
+          run,
+          rows.map((r) => entryOf(r.id, r.item)),
+        );
+      }
+      if (run.dropped) continue;
+      if (rows.length >= this.options.batch) {
+        this.again = true;
+        continue;
+      }
+      // Cleared once the item it names has been drained, in this turn or the event's previous
+      // batch (the marker read may be newer than the listing before it; a marker can land a
+      // group before its item), or when it names an item that never came (a write that failed).
+      const seen =
+        rows.some((r) => r.id === mark.last) || this.drained.get(key)?.has(mark.last) === true;
+      if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.id)));
+      if ((seen || now - mark.at > STALE_MARK_MS) && (await outbox.settle(mark))) {
+        this.drained.delete(key);
+        this.recheck.set(key, { team: mark.team, eventId: mark.eventId, at: now + RECHECK_MS });
+      }
+    }
+    await this.recheckCleared(now);
+    this.deps.metrics.queueDepth.set({ queue: "outbox" }, found);
+    this.emptyReads = found === 0 && work.length === 0 ? this.emptyReads + 1 : 0;
+    await this.markers();
+    await this.housekeep();
+  }
+
+  /**
+   * Once, a while after an event's marker was cleared: an item committed after that (a group
+   * in flight on another connection) would otherwise wait for the event's next message.
+   */
+  private async recheckCleared(now: number): Promise<void> {
+    for (const [key, r] of this.recheck) {
+      if (r.at > now) continue;
+      this.recheck.delete(key);
+      const rows = await this.deps.store.outbox.listEvent(r.team, r.eventId, 1);
+      const first = rows[0];
+      if (first) await this.deps.store.outbox.markWork(r.team, r.eventId, first.id);
+    }
+  }
+
+  /**
+   * Now and then, the oldest items whatever their event: one whose marker never landed (it went
+   * out with a later group that failed, after the item's own group had committed) is marked.
+   */
+  private async sweep(work: readonly OutboxWorkMark[]): Promise<void> {
+    const marked = new Set(work.map((w) => `${w.team}:${w.eventId}`));
+    const found = new Map<string, { team: string; eventId: string; last: string }>();
+    for (const row of await this.deps.store.outbox.list(this.options.batch)) {
+      const { team, eventId } = row.item;
+      if (!row.id.includes(":") || eventId === undefined) continue;
+      const key = `${team}:${eventId}`;
+      if (!marked.has(key)) found.set(key, { team, eventId, last: row.id });
+    }
+    for (const f of found.values()) {
+      this.deps.logger.warn({ event: f.eventId }, "live: outbox items with no marker; marked");
+      await this.deps.store.outbox.markWork(f.team, f.eventId, f.last);
+    }
+  }
+
+  /** Items of earlier versions: grouped per event here, as they were read. */
+  private async drainLegacy(rows: Array<{ id: string; item: OutboxItem }>): Promise<void> {
     const groups = new Map<string, OutboxEntry[]>();
     for (const row of rows) {
       const entry = entryOf(row.id, row.item);
@@ -221,19 +334,19 @@ export class LiveEngine {
     for (const [key, items] of groups) {
       const first = items[0];
       if (!first) continue;
-      const eventId = key.slice(first.team.length + 1);
-      const run = await this.acquire(first.team, eventId);
-      if (!run) continue;
-      await this.mark(run);
-      await run.ingest(items);
-      // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
-      if (run.dropped) continue;
-      const keys = items.map((i) => `outbox:${i.id}`);
-      await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));
+      const run = await this.acquire(first.team, key.slice(first.team.length + 1));
+      if (run) await this.drain(run, items);
     }
-    if (rows.length >= this.options.batch) this.again = true;
-    await this.markers();
-    await this.housekeep();
+  }
+
+  /** Applies an event's items, saves, and only then removes them. */
+  private async drain(run: EventRun, items: OutboxEntry[]): Promise<void> {
+    await this.mark(run);
+    await run.ingest(items);
+    // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
+    if (run.dropped) return;
+    const keys = items.map((i) => `outbox:${i.id}`);
+    await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));
   }
 
   /** Events left with unposted work by a process that is gone (or by this one before a restart). */

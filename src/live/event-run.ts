@@ -27,7 +27,7 @@ import {
 } from "./planner.ts";
 import type { LookupMemory, PostPort } from "./post-once.ts";
 import { type Publishing, publish } from "./publisher.ts";
-import { type MirrorPort, mirrorCard, mirrorFigures } from "./record-mirror.ts";
+import { type MirrorPort, mirrorCard } from "./record-mirror.ts";
 import { blockPosts, type RefusalPort, unblock } from "./refused-notice.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
 
@@ -223,7 +223,6 @@ export class EventRun {
     const ids = [...new Set(items.map((i) => i.subscriptionId))];
     // The newest subscription id of the batch is the one that counts for channels.
     for (const id of ids) await this.readSub(id);
-    let stateChanged = false;
     for (const item of items) {
       if (item.kind === "refresh" && item.muted) {
         // Its card says so once, with the figures of this moment, and is then left alone.
@@ -237,16 +236,7 @@ export class EventRun {
         continue;
       }
       if (item.kind !== "webhook") continue;
-      const msg = item.message;
-      const before = this.live.current();
-      const beforeState = before?.state;
-      const beforeEnded = before?.endedAt;
-      const result = this.live.apply(msg, this.staffEmails(sub));
-      const now = this.live.current();
-      if (msg.type === "EVENT_STATE" && now?.state !== beforeState) stateChanged = true;
-      // Ended by this message (a later NOT_STARTED, or a new instance): the record says so too.
-      if (before && beforeEnded === undefined && before.endedAt !== undefined) stateChanged = true;
-      if (now !== before) stateChanged = true;
+      const result = this.live.apply(item.message, this.staffEmails(sub));
       if (result.notices.length === 0) continue;
       for (const ch of sub.channels) {
         const noise = noiseOf(sub, ch);
@@ -257,7 +247,6 @@ export class EventRun {
       }
     }
     await this.save();
-    if (stateChanged) void this.mirrorFigures();
     this.wakeAll();
   }
 
@@ -343,18 +332,16 @@ export class EventRun {
     return mirrorCard(this.mirror, ch, ts);
   }
 
-  private mirrorFigures(): Promise<void> {
-    return mirrorFigures(this.mirror, this.live);
-  }
-
   private get mirror(): MirrorPort {
     return { deps: this.host.deps, team: this.team, eventId: this.eventId, dropped: this.dropped };
   }
 
-  /** The quiet rule ended the current instance: kept, and the shared record says so. */
+  /**
+   * The quiet rule ended the current instance: kept. Readers learn it from the live record
+   * (LivePort.figures), not from the event record.
+   */
   ended(): void {
     void this.save().catch(() => undefined);
-    void this.mirrorFigures();
   }
 
   stop(): void {

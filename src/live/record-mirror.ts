@@ -1,11 +1,12 @@
 import type { Deps } from "../deps.ts";
 import { EventBusyError, withEventLock } from "../domain/event-lock.ts";
 import type { EventRecord } from "../store/index.ts";
-import type { EventLive } from "./state.ts";
 
 /**
  * What the live engine copies onto the shared event record (README: The store; store/records.ts): each
- * channel's card, and the state and figures per instance on state changes and ends.
+ * channel's card. The state and figures per instance are not copied: every surface reads them
+ * from the engine (LivePort.figures, domain/live-status.ts), which reads its own live record;
+ * `EventRecord.instances` keeps what earlier versions wrote there.
  */
 
 export interface MirrorPort {
@@ -54,31 +55,4 @@ export async function mirrorCard(m: MirrorPort, ch: string, ts: string): Promise
       ? undefined
       : { ...rec, cards: { ...rec.cards, [ch]: { ts, threadTs: ts } } },
   );
-}
-
-/**
- * State per instance and figures on the shared event record, on state changes and ends only:
- * the instances the run knows, each with when it ended (instance-end.ts), if it has.
- */
-export async function mirrorFigures(m: MirrorPort, live: EventLive): Promise<void> {
-  const mirrored: Record<string, EventRecord["instances"][string]> = {};
-  const at = Date.now();
-  for (const id of live.order) {
-    const inst = live.instances.get(id);
-    if (!inst?.state) continue;
-    mirrored[id] = {
-      state: inst.state,
-      present: inst.present,
-      peak: inst.peak,
-      unique: inst.unique,
-      // The current instance is the newest: readers that sort by it find it first.
-      updatedAt: id === live.current()?.id ? at : Math.min(at - 1, inst.lastAt),
-      ...(inst.endedAt !== undefined ? { endedAt: inst.endedAt } : {}),
-    };
-  }
-  if (Object.keys(mirrored).length === 0) return;
-  await updateRecord(m, "figures", (rec) => ({
-    ...rec,
-    instances: { ...rec.instances, ...mirrored },
-  }));
 }

@@ -27,7 +27,7 @@ export {
   STORE_OP_TIMEOUT_MS,
 } from "./kv.ts";
 export * from "./records.ts";
-export { type Repositories, timeOrderedId } from "./repositories.ts";
+export { type OutboxWorkMark, type Repositories, timeOrderedId } from "./repositories.ts";
 export {
   defineRepository,
   type Repository,

@@ -214,7 +214,8 @@ export function hashWebhookSecret(secret: string): string {
 }
 
 // ---------------------------------------------------------------------------------------------
-// outbox:{seq}
+// outbox:{team}:{eventId}:{seq}, and outbox:{seq} (written by earlier versions, or an item naming
+// no event)
 
 export const OutboxItemSchema = z.looseObject({
   team: z.string().min(1),
@@ -230,7 +231,29 @@ export type OutboxItem = z.output<typeof OutboxItemSchema>;
 export const outboxRepo = defineRepository({
   prefix: "outbox",
   schema: OutboxItemSchema,
+  // By field, not key: items of earlier versions are keyed by sequence alone.
   team: { field: "team" },
+});
+
+// ---------------------------------------------------------------------------------------------
+// outbox-work:{team}:{eventId}
+
+/**
+ * An event whose outbox holds work: written in the same group commit as each of its items, so
+ * the engine lists these (one short read) and then only the items of events it owns.
+ */
+export const OutboxWorkSchema = z.object({
+  /** The id of the newest item written with this marker. */
+  last: z.string().min(1),
+  /** Epoch ms of that write (the writer's clock). */
+  at: z.number(),
+});
+export type OutboxWork = z.output<typeof OutboxWorkSchema>;
+
+export const outboxWorkRepo = defineRepository({
+  prefix: "outbox-work",
+  schema: OutboxWorkSchema,
+  team: "key",
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -263,5 +286,6 @@ export const CORE_REPOSITORIES = [
   eventRepo,
   subscriptionRepo,
   outboxRepo,
+  outboxWorkRepo,
   auditRepo,
 ] as const;

@@ -13,7 +13,9 @@ import {
   eventRepo,
   installationRepo,
   type OutboxItem,
+  type OutboxWork,
   outboxRepo,
+  outboxWorkRepo,
   type Settings,
   type Subscription,
   settingsRepo,
@@ -115,12 +117,35 @@ export interface Repositories {
     forEvent(team: string, eventId: string): Promise<Array<{ id: string; sub: Subscription }>>;
   };
   outbox: {
-    /** Appends; returns the item's id. Ids sort in arrival order. */
+    /**
+     * Appends, keyed per event (`{team}:{eventId}:{seq}`) with the event's work marker in the same
+     * group commit; resolves once both have committed. An item naming no event is keyed by
+     * sequence alone, as earlier versions keyed every item. Returns the item's id.
+     */
     put(item: OutboxItem): Promise<string>;
     get(id: string): Promise<OutboxItem | undefined>;
-    /** Oldest first. */
+    /** Every item, in key order (per event in arrival order): the engine's sweep, and tooling. */
     list(limit?: number): Promise<Array<{ id: string; item: OutboxItem }>>;
+    /** The events with work: one read, whatever the number of items. */
+    work(): Promise<OutboxWorkMark[]>;
+    /** One event's items, oldest first. */
+    listEvent(
+      team: string,
+      eventId: string,
+      limit?: number,
+    ): Promise<Array<{ id: string; item: OutboxItem }>>;
+    /** Items keyed by sequence alone (earlier versions'), oldest first. */
+    listLegacy(limit?: number): Promise<Array<{ id: string; item: OutboxItem }>>;
+    /**
+     * Clears an event's marker if it still holds what `mark` read (compare-and-set), so a marker
+     * rewritten by a newer item meanwhile stays. True when cleared.
+     */
+    settle(mark: OutboxWorkMark): Promise<boolean>;
+    /** Marks an event as having work (items found with no marker). */
+    markWork(team: string, eventId: string, last: string): Promise<void>;
     remove(id: string): Promise<boolean>;
+    /** Reads of the outbox (listings of markers and items) and items written, since start. */
+    counts(): { reads: number; written: number };
   };
   audit: {
     /** `at` defaults to now. Returns the record's id. */
@@ -129,6 +154,18 @@ export interface Repositories {
     list(team: string, limit?: number): Promise<Array<{ id: string; entry: AuditEntry }>>;
   };
 }
+
+/** An event with work in the outbox, as its marker holds it. */
+export interface OutboxWorkMark extends OutboxWork {
+  readonly team: string;
+  readonly eventId: string;
+}
+
+/**
+ * Legacy outbox ids are timeOrderedId()s: 9 base-36 digits of epoch ms, which start with "0"
+ * until 2059; ids keyed per event start with a team id, and are told apart by their colons.
+ */
+const LEGACY_OUTBOX_PREFIX = "0";
 
 function badId(what: string, v: unknown): never {
   throw new StoreError(
@@ -155,6 +192,8 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
   const events = bindRepository(kv, cipher, eventRepo);
   const subs = bindRepository(kv, cipher, subscriptionRepo);
   const outbox = bindRepository(kv, cipher, outboxRepo);
+  const outboxWork = bindRepository(kv, cipher, outboxWorkRepo);
+  const outboxCounts = { reads: 0, written: 0 };
   const audit = bindRepository(kv, cipher, auditRepo);
 
   const tokenId = (team: string, subject: string) => {
@@ -248,16 +287,70 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
     },
     outbox: {
       async put(item) {
-        const id = timeOrderedId();
+        const at = Date.now();
+        const seq = timeOrderedId(at);
+        if (item.eventId === undefined) {
+          await outbox.put(seq, item);
+          outboxCounts.written++;
+          return seq;
+        }
+        const event = `${part("team", item.team)}:${part("eventId", item.eventId)}`;
+        const id = `${event}:${seq}`;
+        // Both join the same group commit (the marker after the item, unless its key is still
+        // in flight, when it follows in the next group), and both are awaited. Only the item's
+        // write decides the answer: a marker that went out with a later group that failed is
+        // put back by the engine's sweep (engine.ts), and the message is stored.
+        const marked = outboxWork.put(event, { last: id, at }).then(
+          () => undefined,
+          () => undefined,
+        );
         await outbox.put(id, item);
+        await marked;
+        outboxCounts.written++;
         return id;
       },
       get: async (id) => outbox.get(id),
       async list(limit) {
+        outboxCounts.reads++;
         const rows = await outbox.list("", limit === undefined ? {} : { limit });
         return rows.map((r) => ({ id: r.id, item: r.value }));
       },
+      async work() {
+        outboxCounts.reads++;
+        const out: OutboxWorkMark[] = [];
+        for (const r of await outboxWork.list()) {
+          const i = r.id.indexOf(":");
+          if (i <= 0) continue;
+          out.push({ team: r.id.slice(0, i), eventId: r.id.slice(i + 1), ...r.value });
+        }
+        return out;
+      },
+      async listEvent(team, eventId, limit) {
+        outboxCounts.reads++;
+        const p = `${part("team", team)}:${part("eventId", eventId)}:`;
+        const rows = await outbox.list(p, limit === undefined ? {} : { limit });
+        return rows.map((r) => ({ id: r.id, item: r.value }));
+      },
+      async listLegacy(limit) {
+        outboxCounts.reads++;
+        const rows = await outbox.list(LEGACY_OUTBOX_PREFIX, limit === undefined ? {} : { limit });
+        return rows.filter((r) => !r.id.includes(":")).map((r) => ({ id: r.id, item: r.value }));
+      },
+      settle(mark) {
+        const key = outboxWork.key(`${part("team", mark.team)}:${part("eventId", mark.eventId)}`);
+        // Expired at once rather than deleted: only compare-and-set tells "still what I read".
+        return kv.update<OutboxWork>(key, (v) =>
+          v.last === mark.last && v.at === mark.at ? { value: v, ttlMs: 1 } : undefined,
+        );
+      },
+      async markWork(team, eventId, last) {
+        await outboxWork.put(`${part("team", team)}:${part("eventId", eventId)}`, {
+          last,
+          at: Date.now(),
+        });
+      },
       remove: async (id) => outbox.delete(id),
+      counts: () => ({ ...outboxCounts }),
     },
     audit: {
       async append(team, entry) {

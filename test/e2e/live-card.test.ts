@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { onEventCancelled } from "../../src/domain/event-lifecycle.ts";
+import { liveRepo, loadEventLive, sessionsRepo } from "../../src/live/live-record.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { cardTsOf } from "../helpers/live-card.ts";
 import { digestTotals, eventually, type SeededEvent, seedEvent } from "../helpers/live-fixtures.ts";
@@ -114,10 +115,20 @@ describe("the live card", () => {
     expect(cardOf(CHANNELS.events, ts)).toContain("Attendees now *3* · peak *3* · unique *3*");
     const updates = h.emulator.calls.filter((c) => c.method === "chat.update");
     expect(updates.length).toBe(updatesBefore);
-    // The shared event record names the card and the instance's state.
+    // The shared event record names the card; the instance's state is the owner's (its saved
+    // model, which LivePort.figures reads), no longer copied onto the event record.
     const rec = await h.app.store.events.get(TEAM, event.eventId);
     expect(rec?.cards[CHANNELS.events]?.ts).toBe(ts);
-    expect(Object.values(rec?.instances ?? {}).map((i) => i.state)).toEqual(["IN_EVENT"]);
+    const { live } = await loadEventLive(
+      h.app.store.repository(liveRepo),
+      h.app.store.repository(sessionsRepo),
+      TEAM,
+      event.eventId,
+    );
+    expect(
+      [...live.instances.values()].filter((i) => i.state !== undefined).map((i) => i.state),
+    ).toEqual(["IN_EVENT"]);
+    expect((await h.app.deps.live.figures(TEAM, event.eventId))?.state).toBe("IN_EVENT");
     // One card message for the event in the channel, updated in place.
     expect(posts()).toHaveLength(1);
     for (const u of updates.filter((c) => c.args.channel === CHANNELS.events)) {

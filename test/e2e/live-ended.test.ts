@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildManifest } from "../../manifest/manifest.ts";
 import { eventOf } from "../../src/domain/subscription.ts";
 import { subscriptionOf } from "../../src/domain/subscriptions.ts";
+import { liveRepo, loadEventLive, sessionsRepo } from "../../src/live/live-record.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { notifyCard } from "../helpers/live-card.ts";
@@ -109,6 +110,14 @@ function around(surface: string, title: string): string {
   return surface.slice(at, at + 700);
 }
 
+/** The event's live model as its owner last saved it: what any instance reading the store sees. */
+async function savedLive(eventId: string) {
+  const store = h.app.store;
+  return (
+    await loadEventLive(store.repository(liveRepo), store.repository(sessionsRepo), TEAM, eventId)
+  ).live;
+}
+
 async function expectEndedEverywhere(
   event: SeededEvent,
   ts: string,
@@ -176,11 +185,12 @@ describe("an ended instance reads as ended everywhere", () => {
     await expectEndedEverywhere(event, ts);
     const card = cardOf(CHANNELS.events, ts);
     expect(card).toContain("Final figures: peak *40* · unique *40* · present at the end *33*");
-    // The shared event record says so too (what other readers of the store see).
-    const rec = await h.app.store.events.get(TEAM, event.eventId);
-    expect(Object.values(rec?.instances ?? {}).some((i) => typeof i.endedAt === "number")).toBe(
-      true,
-    );
+    // What other readers of the store see: the owner's saved model (LivePort.figures reads it;
+    // the engine no longer copies figures onto the event record).
+    const saved = await savedLive(event.eventId);
+    expect(
+      [...saved.instances.values()].some((i) => i.state && typeof i.endedAt === "number"),
+    ).toBe(true);
 
     // Across a restart on the same store: still ended, on every surface.
     await h.close();
@@ -220,8 +230,10 @@ describe("an ended instance reads as ended everywhere", () => {
     const card = await waitCard(CHANNELS.events, ts, "Not started yet", "the new instance");
     expect(card).not.toContain("Live now");
     expect(card).toContain("Attendees now *0* · peak *0* · unique *0*");
-    const rec = await h.app.store.events.get(TEAM, event.eventId);
-    expect(rec?.instances[first.instanceId]?.endedAt).toBeGreaterThan(0);
+    // The first instance ended, in the owner's saved model (not copied onto the event record).
+    const saved = await savedLive(event.eventId);
+    expect(saved.instances.get(first.instanceId)?.state).toBeDefined();
+    expect(saved.instances.get(first.instanceId)?.endedAt).toBeGreaterThan(0);
     const figures = await h.app.deps.live.figures(TEAM, event.eventId);
     expect(figures).toMatchObject({ instanceId: "second-instance", present: 0 });
     expect(figures?.endedAt).toBeUndefined();

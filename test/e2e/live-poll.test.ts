@@ -15,10 +15,11 @@ beforeAll(async () => {
   // Inline: the test counts the engine's outbox reads on this thread's store.
   h = await startHarness({ liveEngine: "inline" });
   const outbox = h.app.deps.store.outbox;
-  const list = outbox.list.bind(outbox);
-  outbox.list = (limit?: number) => {
+  // Every turn starts with one read of the events that have work (outbox.work).
+  const work = outbox.work.bind(outbox);
+  outbox.work = () => {
     reads++;
-    return list(limit);
+    return work();
   };
 });
 afterAll(async () => {

@@ -152,9 +152,15 @@ for (const c of cases) {
       try {
         // Single messages, each its own group, fill the slots and wait on the lock.
         const firsts: Array<Promise<number>> = [];
+        // Each message writes its item and its event's marker (outbox-work): the first group
+        // holds both; a later first goes alone, its marker waiting while the key is in flight.
+        const marker = (i: number) => 1 + (i >= 1 ? 1 : 0);
         for (let i = 0; i < c.slots; i++) {
           firsts.push(postJoin(origin, target, i));
-          await eventually(() => (store.pendingWrites() === i + 1 ? true : undefined), `${i}`);
+          await eventually(
+            () => (store.pendingWrites() === i + 1 + marker(i) ? true : undefined),
+            `${i}`,
+          );
           // Its group left on the turn it was queued: this turn comes after that one.
           await nextTurn();
         }
@@ -163,7 +169,8 @@ for (const c of cases) {
           postJoin(origin, target, c.slots + i, i === POISONED ? { name: "poison-pill" } : {}),
         );
         await eventually(
-          () => (store.pendingWrites() === c.slots + GROUP ? true : undefined),
+          // The marker once in flight, once waiting (with the poisoned group).
+          () => (store.pendingWrites() === c.slots + GROUP + 2 ? true : undefined),
           "the next messages queued",
         );
         await refusals.unlock();

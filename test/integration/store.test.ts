@@ -532,6 +532,52 @@ for (const backend of BACKENDS) {
       await expect(store.users.get("T1:x", "U1")).rejects.toMatchObject({ code: "store_invalid" });
     });
 
+    it("keys outbox items per event, with a marker per event that only what it read clears", async () => {
+      const { store } = await fresh();
+      const put = (team: string, eventId: string, i: number) =>
+        store.outbox.put({ team, subscriptionId: "s", eventId, receivedAt: i, message: { i } });
+      const a1 = await put("T1", "evA", 1);
+      const b1 = await put("T1", "evB", 2);
+      const a2 = await put("T1", "evA", 3);
+      const c1 = await put("T2", "evA", 4);
+      expect(a1).toMatch(/^T1:evA:/);
+      expect((await store.outbox.listEvent("T1", "evA")).map((x) => x.id)).toEqual([a1, a2]);
+      expect((await store.outbox.listEvent("T1", "evA", 1)).map((x) => x.id)).toEqual([a1]);
+      expect((await store.outbox.listEvent("T2", "evA")).map((x) => x.id)).toEqual([c1]);
+      const work = await store.outbox.work();
+      expect(work.map((w) => [w.team, w.eventId, w.last])).toEqual([
+        ["T1", "evA", a2],
+        ["T1", "evB", b1],
+        ["T2", "evA", c1],
+      ]);
+      const [markA, markB] = work;
+      // A marker rewritten by a newer item since it was read stays.
+      const a3 = await put("T1", "evA", 5);
+      expect(await store.outbox.settle(markA!)).toBe(false);
+      expect(
+        (await store.outbox.work()).find((w) => w.eventId === "evA" && w.team === "T1")?.last,
+      ).toBe(a3);
+      expect(await store.outbox.settle(markB!)).toBe(true);
+      // Cleared by expiring it in a millisecond (compare-and-set has no delete).
+      await new Promise((r) => setTimeout(r, 5));
+      expect((await store.outbox.work()).map((w) => `${w.team}:${w.eventId}`)).toEqual([
+        "T1:evA",
+        "T2:evA",
+      ]);
+      // Written again after it was cleared: back.
+      await put("T1", "evB", 6);
+      expect((await store.outbox.work()).some((w) => w.eventId === "evB")).toBe(true);
+      // None of them is an item of earlier versions.
+      expect(await store.outbox.listLegacy()).toEqual([]);
+      const counts = store.outbox.counts();
+      expect(counts.written).toBe(6);
+      // Three event listings, four of the markers, one legacy read.
+      expect(counts.reads).toBe(8);
+      await store.deleteTeam("T1");
+      expect((await store.outbox.work()).map((w) => w.team)).toEqual(["T2"]);
+      expect((await store.outbox.list()).map((x) => x.id)).toEqual([c1]);
+    });
+
     it("keeps the outbox in arrival order and the audit log newest first, without tokens", async () => {
       const { store } = await fresh();
       const ids: string[] = [];
@@ -552,6 +598,10 @@ for (const backend of BACKENDS) {
       expect(await store.outbox.remove(ids[0]!)).toBe(true);
       expect(await store.outbox.get(ids[0]!)).toBeUndefined();
       expect((await store.outbox.list(1))[0]?.id).toBe(ids[1]);
+
+      // What earlier versions wrote (no event named) is keyed by sequence alone: the legacy read.
+      expect((await store.outbox.listLegacy(2)).map((x) => x.id)).toEqual(ids.slice(1, 3));
+      expect(await store.outbox.work()).toEqual([]);
 
       for (const action of ["event.schedule", "event.edit", "token.mint"]) {
         await store.audit.append("T1", {

@@ -1,0 +1,215 @@
+import { randomBytes, randomUUID } from "node:crypto";
+import { Writable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LiveEngine } from "../../src/live/engine.ts";
+import { EventLeases } from "../../src/live/leases.ts";
+import { createLogger } from "../../src/log.ts";
+import { createMetrics } from "../../src/metrics.ts";
+import {
+  createCipher,
+  openStore,
+  outboxRepo,
+  type Store,
+  timeOrderedId,
+} from "../../src/store/index.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
+
+/**
+ * The outbox keyed per event, on a Redis two instances share: a turn lists the events that have
+ * work (one read) and reads the items only of those it owns or can take. An event another
+ * instance holds is skipped without reading its items, however many wait there, and is drained
+ * once it is free; the event's marker goes once its items have been drained.
+ */
+
+const REDIS = process.env.TEST_REDIS_URL;
+const required = process.env.ONAIR_REQUIRE_SERVICES === "1";
+const logger = createLogger({
+  level: "warn",
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
+  const ns = `outbox-${randomUUID().slice(0, 8)}`;
+  const cipher = createCipher(randomBytes(32));
+  let writer: Store;
+  let reader: Store;
+  let engine: LiveEngine | undefined;
+  beforeAll(async () => {
+    if (!REDIS) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
+    const open = () => openStore(REDIS, { cipher, namespace: ns, sweepIntervalMs: 0 });
+    writer = await open();
+    reader = await open();
+  });
+  afterAll(async () => {
+    await engine?.stop();
+    await writer?.deletePrefix("").catch(() => 0);
+    await writer?.close();
+    await reader?.close();
+  });
+
+  it("skips the items of an event another instance holds, and drains them once it is free", async () => {
+    // Another instance holds E1.
+    const other = new EventLeases(writer, logger, 60_000);
+    expect(await other.take("T1", "E1")).toBeDefined();
+    const put = (eventId: string) =>
+      writer.outbox.put({
+        team: "T1",
+        subscriptionId: "sub-gone",
+        eventId,
+        receivedAt: Date.now(),
+        message: { type: "EVENT_STATE", eventId, instanceId: "i1", info: { state: "IN_EVENT" } },
+      });
+    for (let i = 0; i < 30; i++) {
+      await put("E1");
+      await put("E2");
+    }
+
+    const listed: string[] = [];
+    const listEvent = reader.outbox.listEvent.bind(reader.outbox);
+    reader.outbox.listEvent = (team, eventId, limit) => {
+      listed.push(eventId);
+      return listEvent(team, eventId, limit);
+    };
+    const metrics = createMetrics();
+    engine = new LiveEngine(
+      {
+        store: reader,
+        logger,
+        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+        now: () => Date.now(),
+        onClose: () => undefined,
+        metrics,
+      },
+      { pollMs: 50, maxPollMs: 200, minTurnMs: 20, leaseMs: 10_000 },
+    );
+    engine.start();
+
+    await eventually(
+      async () => ((await reader.outbox.listEvent("T1", "E2")).length === 0 ? true : undefined),
+      "E2's items drained",
+      10_000,
+    );
+    // Several more turns while E1 is held.
+    await sleep(1_000);
+    expect(listed.filter((e) => e === "E1")).toEqual([]);
+    expect(await writer.outbox.listEvent("T1", "E1")).toHaveLength(30);
+    await eventually(
+      async () =>
+        (await writer.outbox.work()).map((w) => w.eventId).join() === "E1" ? true : undefined,
+      "E2's marker cleared, E1's kept",
+      5_000,
+    );
+
+    expect(await other.giveBack("T1", "E1")).toBe(true);
+    await eventually(
+      async () => ((await writer.outbox.listEvent("T1", "E1")).length === 0 ? true : undefined),
+      "E1's items drained once it was free",
+      10_000,
+    );
+    await eventually(
+      async () => ((await writer.outbox.work()).length === 0 ? true : undefined),
+      "every marker cleared",
+      5_000,
+    );
+    const { written } = writer.outbox.counts();
+    expect(written).toBe(60);
+    await engine.stop();
+    engine = undefined;
+  }, 40_000);
+
+  it("clears an event's marker soon after its last item, when one arrived between the marker's read and the listing", async () => {
+    const put = () =>
+      writer.outbox.put({
+        team: "T1",
+        subscriptionId: "sub-gone",
+        eventId: "E4",
+        receivedAt: Date.now(),
+        message: {
+          type: "EVENT_STATE",
+          eventId: "E4",
+          instanceId: "i1",
+          info: { state: "IN_EVENT" },
+        },
+      });
+    await put();
+    // The turn reads the marker (naming the first item); the last item and its marker land
+    // before the turn lists the event: drained in that turn, its marker is seen only after.
+    const work = reader.outbox.work.bind(reader.outbox);
+    let late = true;
+    reader.outbox.work = async () => {
+      const marks = await work();
+      if (late && marks.some((m) => m.eventId === "E4")) {
+        late = false;
+        await put();
+      }
+      return marks;
+    };
+    engine = new LiveEngine(
+      {
+        store: reader,
+        logger,
+        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+        now: () => Date.now(),
+        onClose: () => undefined,
+        metrics: createMetrics(),
+      },
+      { pollMs: 20, maxPollMs: 100, minTurnMs: 10, leaseMs: 10_000 },
+    );
+    engine.start();
+    // Well before a marker naming an item never found is dropped as stale (30 s).
+    await eventually(
+      async () =>
+        !late &&
+        (await writer.outbox.listEvent("T1", "E4")).length === 0 &&
+        (await writer.outbox.work()).length === 0
+          ? true
+          : undefined,
+      "E4 drained and its marker cleared",
+      5_000,
+    );
+    reader.outbox.work = work;
+    await engine.stop();
+    engine = undefined;
+  }, 20_000);
+
+  it("marks and drains an item whose marker never landed (its write failed after the item's)", async () => {
+    // The item alone, as the repository writes it, with no marker beside it.
+    const id = `T1:E3:${timeOrderedId()}`;
+    await writer.repository(outboxRepo).put(id, {
+      team: "T1",
+      subscriptionId: "sub-gone",
+      eventId: "E3",
+      receivedAt: Date.now(),
+      message: {
+        type: "EVENT_STATE",
+        eventId: "E3",
+        instanceId: "i1",
+        info: { state: "IN_EVENT" },
+      },
+    });
+    expect(await writer.outbox.work()).toEqual([]);
+    engine = new LiveEngine(
+      {
+        store: reader,
+        logger,
+        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+        now: () => Date.now(),
+        onClose: () => undefined,
+        metrics: createMetrics(),
+      },
+      { pollMs: 50, maxPollMs: 200, minTurnMs: 20, leaseMs: 10_000, sweepMs: 300 },
+    );
+    engine.start();
+    await eventually(
+      async () => ((await writer.outbox.get(id)) === undefined ? true : undefined),
+      "the unmarked item drained",
+      10_000,
+    );
+    await eventually(
+      async () => ((await writer.outbox.work()).length === 0 ? true : undefined),
+      "its marker cleared",
+      5_000,
+    );
+  }, 20_000);
+});
