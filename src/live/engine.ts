@@ -1,3 +1,10 @@
+/**
+ * Why this file is long: it is the one owner of the process's engine state (the events it holds,
+ * the outbox work marks it has seen and drained, rechecks, the legacy drain, its leases), and its
+ * turn reads and changes all of it; split across files that state would have several owners again.
+ * What to post is decided purely elsewhere (planner.ts, outcome.ts) and each event's model is
+ * owned by its run (event-run.ts).
+ */
 import type { AttendanceFigures, Deps } from "../deps.ts";
 import type { Metrics } from "../metrics.ts";
 import type { OutboxItem, OutboxWorkMark, Repository } from "../store/index.ts";
@@ -18,12 +25,6 @@ import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
- *
- * Why this file is long: it is the one owner of the process's engine state (the events it holds,
- * the outbox work marks it has seen and drained, rechecks, the legacy drain, its leases), and its
- * turn reads and changes all of it; split across files that state would have several owners again.
- * What to post is decided purely elsewhere (planner.ts, outcome.ts) and each event's model is
- * owned by its run (event-run.ts).
  *
  * - The webhook route stores each message (outbox) and answers; nothing else on the hot path.
  * - Each event has one owner at a time (a lease on Redis and Postgres, where several processes
