@@ -1,3 +1,6 @@
+// Why this file is long: every Web API family's tests share one emulator, one real WebClient and
+// one clock that the tests move together (scheduled messages, throttles, token expiry), set up
+// once below; split, each part would need its own copy of that set-up.
 import {
   type WebAPIPlatformError,
   WebAPIRateLimitedError,
