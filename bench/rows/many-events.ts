@@ -100,7 +100,9 @@ export async function manyEventsRows(rows: Row[]): Promise<void> {
         sent: 0,
       });
     }
-    for (const t of targets) t.card = await waitFor(() => cardTs(emulator, t.channel), 30_000);
+    for (const t of targets) {
+      t.card = await waitFor(() => cardTs(emulator, t.channel), 30_000, `the card of ${t.eventId}`);
+    }
 
     let n = 0;
     const post = async (t: Target, body: unknown) => {
@@ -139,7 +141,11 @@ export async function manyEventsRows(rows: Row[]): Promise<void> {
         const t0 = performance.now();
         await joinOne(t);
         const want = t.sent;
-        await waitFor(() => (present(t) >= want ? true : undefined), 30_000);
+        await waitFor(
+          () => (present(t) >= want ? true : undefined),
+          30_000,
+          `${t.eventId}'s card to show ${want} (a probe)`,
+        );
         out.push(performance.now() - t0);
       }
       return out.sort((x, y) => x - y);
@@ -351,12 +357,13 @@ function thread(emulator: SlackEmulator, t: Target): string[] {
 async function waitFor<T>(
   check: () => T | undefined | Promise<T | undefined>,
   timeoutMs: number,
+  what = "every card and digest to be exact",
 ): Promise<T> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();
     if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error("timed out");
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
     await sleep(25);
   }
 }

@@ -1,4 +1,9 @@
-import type { KeyValueStore, Repository } from "../store/index.ts";
+import {
+  type KeyValueStore,
+  type Repository,
+  STORE_ERROR_CODES,
+  StoreError,
+} from "../store/index.ts";
 import {
   type ChannelPosting,
   chunkGens,
@@ -23,13 +28,22 @@ import type { EventLive } from "./state.ts";
  * replay found everyone already counted and announced nobody, and the digests stayed short of
  * the card for good.)
  *
- * A save that fails is written again under the same generation (its keys are named by no
- * record), so a store that keeps refusing the record does not pile up copies. The versions a
+ * A save the store refused is written again under the same generation (its keys are named by no
+ * record), so a store that keeps refusing the record does not pile up copies. A save that timed
+ * out (or lost its connection) may have landed all the same: its generation is never reused. The versions a
  * landed record no longer names are garbage: the engine deletes them with a turn's outbox items,
  * once they are GARBAGE_GRACE_MS old, so that a reader who read the record just before
  * (figures, a report) still finds what it names; any a crash leaves behind are found at the
  * next load.
  */
+
+/** A store write that was not answered in time, or whose connection failed, may have landed. */
+function mayHaveLanded(err: unknown): boolean {
+  return (
+    err instanceof StoreError &&
+    (err.code === STORE_ERROR_CODES.timeout || err.code === STORE_ERROR_CODES.unavailable)
+  );
+}
 
 /** How long a replaced chunk version stays readable after the record that replaced it landed. */
 export const GARBAGE_GRACE_MS = 5_000;
@@ -105,13 +119,22 @@ export class LiveWriter {
         updatedAt: Date.now(),
       });
     } catch (err) {
-      // As if not tried: the next save writes these chunks again under this generation.
-      for (const u of undo.reverse()) {
-        if (u.before === undefined) delete u.gens[u.n];
-        else u.gens[u.n] = u.before;
+      if (mayHaveLanded(err)) {
+        // A timed-out write may still land: then the stored record names this generation, and
+        // rewriting its chunks in place would pair that record's notices with later sessions
+        // (a replay would find the later attendees counted and announce none of them). The next
+        // save writes them under a new generation instead; both this one's and the earlier
+        // versions go once a record surely names neither.
+        for (const w of writes) this.superseded.push(w.id);
+      } else {
+        // Refused: as if not tried; the next save writes these chunks again under this generation.
+        for (const u of undo.reverse()) {
+          if (u.before === undefined) delete u.gens[u.n];
+          else u.gens[u.n] = u.before;
+        }
+        this.superseded.length = supersededBefore;
+        this.nextGen = gen;
       }
-      this.superseded.length = supersededBefore;
-      this.nextGen = gen;
       live.redirty(chunks);
       throw err;
     }

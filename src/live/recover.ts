@@ -186,7 +186,14 @@ export function findReply<T>(
   );
 }
 
-/** The digest numbered `seq` in the card's thread since `since` (ms): its ts. */
+/** A digest found in the thread: its ts and the counts it says it took (digestMetadata). */
+export interface FoundDigest {
+  ts: string;
+  /** Undefined for a digest whose metadata carries no counts. */
+  taken: { joined: number; left: number } | undefined;
+}
+
+/** The digest numbered `seq` in the card's thread since `since` (ms). */
 export function findDigest(
   client: WebClient,
   channel: string,
@@ -195,13 +202,22 @@ export function findDigest(
   seq: number,
   since: number,
   progress?: ScanProgress,
-): Promise<string | undefined> {
+): Promise<FoundDigest | undefined> {
   return findReply(
     client,
     channel,
     cardTs,
     since,
-    (m) => (payloadOf(m, DIGEST_EVENT, eventId)?.seq === seq ? m.ts : undefined),
+    (m) => {
+      const p = payloadOf(m, DIGEST_EVENT, eventId);
+      if (p?.seq !== seq || !m.ts) return undefined;
+      const { joined, left } = p;
+      const counted = Number.isInteger(joined) && Number.isInteger(left);
+      return {
+        ts: m.ts,
+        taken: counted ? { joined: joined as number, left: left as number } : undefined,
+      };
+    },
     progress,
   );
 }

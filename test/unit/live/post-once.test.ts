@@ -21,7 +21,7 @@ import type { WantedReminder } from "../../../src/live/reminders.ts";
 
 class Crash extends Error {}
 
-type Crashing = "before-call" | "after-call" | "before-record" | undefined;
+type Crashing = "before-call" | "after-call" | "before-record" | "429" | undefined;
 
 interface Posted {
   channel: string;
@@ -44,6 +44,13 @@ function fakeSlack() {
           crash = undefined;
           throw new Crash("died before the call");
         }
+        if (crash === "429") {
+          crash = undefined;
+          throw Object.assign(new Error("A rate limit was exceeded"), {
+            code: "slack_webapi_rate_limited_error",
+            retryAfter: 1,
+          });
+        }
         const ts = `${++clock}.000100`;
         posted.push({ ...args, ts, bot_id: "B1" });
         if (crash === "after-call") {
@@ -60,12 +67,17 @@ function fakeSlack() {
       }),
       replies: async ({ channel, ts }: { channel: string; ts: string }) => ({
         ok: true,
-        messages: posted.filter((m) => m.channel === channel && m.thread_ts === ts),
+        messages: posted.filter(
+          (m) => m.channel === channel && m.thread_ts === ts && !unseen.has(m.ts),
+        ),
       }),
     },
   };
+  /** Posts Slack took but does not list yet (a call still on its way when a lookup reads). */
+  const unseen = new Set<string>();
   return {
     posted,
+    unseen,
     client: client as unknown as WebClient,
     crashAt(at: Crashing) {
       crash = at;
@@ -181,6 +193,35 @@ describe("one exactly-once protocol for every post kind", () => {
       });
     }
   }
+
+  it("a digest adopted after a re-post was refused takes out what the found post took, not the mark", async () => {
+    const slack = fakeSlack();
+    const start: ChannelPosting = { cardTs: "1.1", cardHash: "h1", pending, seq: 0 };
+    const spec = (cx: PostContext) => digest(cx, "1.1", async (taken) => `${taken.joined} joined`);
+    // The first owner posts digest 1 (Ana, Bo) and dies before Slack's answer.
+    const first = owner(JSON.stringify(start), slack);
+    slack.crashAt("after-call");
+    await expect(postOnce(first.cx.port, "C1", spec(first.cx))).rejects.toBeInstanceOf(Crash);
+    // Its post is not listed yet when the next owner looks, which has folded in one more join:
+    // it marks seq 1 again with all three, and Slack answers 429 (nothing went out).
+    const firstTs = slack.posted[0]?.ts ?? "";
+    slack.unseen.add(firstTs);
+    const second = owner(first.store.saved, slack);
+    addNotice(second.c.pending, { kind: "join", name: "Cy", instanceId: "i1" });
+    slack.crashAt("429");
+    await expect(postOnce(second.cx.port, "C1", spec(second.cx))).rejects.toThrow(/rate limit/);
+    // Its store still holds that mark (seq 1, three joins) when a third owner takes over, and
+    // by then the first post (two joins) is listed: adopted for what it took.
+    expect((JSON.parse(second.store.saved) as ChannelPosting).digestPosting?.taken.joined).toBe(3);
+    slack.unseen.delete(firstTs);
+    const third = owner(second.store.saved, slack);
+    expect(await postOnce(third.cx.port, "C1", spec(third.cx))).toBe("adopted");
+    expect(third.c.pending.joined).toBe(1);
+    expect(third.c.pending.sample.map(([, name]) => name)).toEqual(["Cy"]);
+    expect(await postOnce(third.cx.port, "C1", spec(third.cx))).toBe("posted");
+    expect(slack.posted.map((p) => p.text)).toEqual(["2 joined", "1 joined"]);
+    expect(third.c.pending.joined).toBe(0);
+  });
 
   it("a refusal drops the mark: nothing went out, so the next try posts without looking", async () => {
     const slack = fakeSlack();
