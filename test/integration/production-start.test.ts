@@ -245,7 +245,8 @@ describe("production start (npm run build, node dist/main.js)", () => {
           },
         )
         .toBe("closed");
-      expect(out).toMatch(/"msg":"SIGTERM, shutting down"/);
+      // Written before the close began, but read from the pipe in its own time: wait for it.
+      await expect.poll(() => out, { timeout: 10_000 }).toMatch(/"msg":"SIGTERM, shutting down"/);
       expect(out).not.toMatch(/tsx: not found|"level":"(error|fatal)"/);
     }
   }, 60_000);
