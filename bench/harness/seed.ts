@@ -1,4 +1,5 @@
 /** An event scheduled at the sandbox and known to the app, as the schedule flow would leave it. */
+import type { OnAirApp } from "../../src/app.ts";
 import { subscribeChannel } from "../../src/domain/subscriptions.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { DEFAULT_SETTINGS, type Store } from "../../src/store/index.ts";
@@ -11,10 +12,19 @@ export interface SeededEvent {
 
 /** Links the organizer, creates the event upstream and records it, through the app's own deps. */
 export async function seedEvent(app: BenchApp, title: string): Promise<SeededEvent> {
-  const deps = app.app.deps;
+  return seedEventIn(app.app, TEAM, title);
+}
+
+/** seedEvent for any workspace of an app (the many-events row spreads events over twenty). */
+export async function seedEventIn(
+  app: OnAirApp,
+  team: string,
+  title: string,
+): Promise<SeededEvent> {
+  const deps = app.deps;
   const email = EMAILS[USERS.omar]!;
-  const t = await deps.tokens.userToken(TEAM, email, SANDBOX_SEEDS.events);
-  await deps.store.users.put(TEAM, USERS.omar, {
+  const t = await deps.tokens.userToken(team, email, SANDBOX_SEEDS.events);
+  await deps.store.users.put(team, USERS.omar, {
     email,
     userId: t.userId,
     enterpriseId: t.enterpriseId,
@@ -29,7 +39,7 @@ export async function seedEvent(app: BenchApp, title: string): Promise<SeededEve
     moderators: [],
   });
   await deps.store.events.put({
-    team: TEAM,
+    team,
     eventId: id,
     organizer: USERS.omar,
     upstreamUserId: t.userId,

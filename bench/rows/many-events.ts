@@ -23,9 +23,9 @@ import { subscribeChannel } from "../../src/domain/subscriptions.ts";
 import { SANDBOX_SEEDS, startSandboxServer } from "../../src/sandbox/index.ts";
 import { botScopes } from "../../src/slack/scopes.ts";
 import { DEFAULT_SETTINGS } from "../../src/store/index.ts";
-import { EMAILS, USERS } from "../harness/app.ts";
+import { USERS } from "../harness/app.ts";
 import { cpuMicros, percentile, SHORT, sleep } from "../harness/measure.ts";
-import { digestTotals } from "../harness/seed.ts";
+import { digestTotals, seedEventIn } from "../harness/seed.ts";
 import { startRedisServer } from "../harness/servers.ts";
 import { fmt, type Row } from "../harness/table.ts";
 
@@ -281,33 +281,7 @@ async function subscribeIn(
   channel: string,
 ): Promise<{ eventId: string; url: string; headers: Record<string, string> }> {
   const deps = app.deps;
-  const email = EMAILS[USERS.omar]!;
-  const tok = await deps.tokens.userToken(team, email, SANDBOX_SEEDS.events);
-  await deps.store.users.put(team, USERS.omar, {
-    email,
-    userId: tok.userId,
-    enterpriseId: tok.enterpriseId,
-  });
-  const start = Date.now() + 3 * 3600_000;
-  const { id } = await deps.events.createEvent(tok.accessToken, tok.userId, {
-    title,
-    start,
-    end: start + 3600_000,
-    timezone: "UTC",
-    panelists: [],
-    moderators: [],
-  });
-  await deps.store.events.put({
-    team,
-    eventId: id,
-    organizer: USERS.omar,
-    upstreamUserId: tok.userId,
-    title,
-    subscriptions: [],
-    cards: {},
-    instances: {},
-    createdAt: Date.now(),
-  });
+  const { eventId: id } = await seedEventIn(app, team, title);
   const events = deps.events as { registerWebhook: (...a: never[]) => Promise<unknown> };
   const original = events.registerWebhook;
   let target: { url: string; headers: Record<string, string> } | undefined;
