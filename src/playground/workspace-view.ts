@@ -4,6 +4,7 @@
  */
 import type { Channel, Json, Workspace } from "@onair/slack-emulator";
 import type { EventRecord } from "../store/records.ts";
+import { withCalls } from "./calls.ts";
 import { homesOf, teamOf, workspacesOf } from "./org.ts";
 import { withWorkObjects } from "./work-objects.ts";
 
@@ -73,7 +74,7 @@ export function stateFor(ws: Workspace, user: string): Json {
       user: c.user,
       topic: c.topic,
       member: c.members.has(user),
-      messages: c.messages.map((m) => withWorkObjects(ws, c.id, ws.messageJson(m))),
+      messages: c.messages.map((m) => withCalls(ws, withWorkObjects(ws, c.id, ws.messageJson(m)))),
     })),
     ephemerals: ws.ephemeralsFor({ user }).filter((e) => ids.has(e.channel)),
     scheduled: [...ws.scheduled.values()].filter((s) => ids.has(s.channel)),

@@ -405,6 +405,12 @@ describe("playground in a browser", () => {
     await expect
       .poll(() => page.locator('[data-testid="live-state"]').textContent())
       .toBe("IN EVENT");
+    // The live instance as a Slack call in the card's thread, drawn as Slack's client fills it
+    // in from the Calls API: the event's title, a Join button, who is in.
+    const call = thread.locator(".bk-call");
+    await expect.poll(() => call.count(), { timeout: 15_000 }).toBe(1);
+    expect(await call.locator(".bk-call-title").textContent()).toBe("Playground town hall");
+    expect(await call.locator("a.bk-button", { hasText: "Join" }).count()).toBe(1);
     await shot("07-card-live-and-digest");
     // A fault for the next events call, shown in the log, then cleared.
     await page.click("#tab-live");
