@@ -53,9 +53,14 @@ export async function manyEventsRows(rows: Row[]): Promise<void> {
     name: `many-${i}`,
     members: [USERS.omar, USERS.admin, DEFAULT_APP.botUserId],
   }));
+  const teamOf = (i: number) => `T0MANY${String(i % WORKSPACES).padStart(2, "0")}`;
+  const workspaceOfChannel = new Map(channels.map((c, i) => [c.id, teamOf(i)]));
   const emulator = await startSlackEmulator({
     signingSecret,
     seed: { botScopes: botScopes(), channels: [...DEFAULT_CHANNELS, ...channels] },
+    // One emulator stands in for the 20 workspaces: Slack's tier limits (chat.update 50 a
+    // minute, …) are per workspace, so each keeps its own buckets, as it would in Slack.
+    rateLimits: { workspaceOf: (ch) => workspaceOfChannel.get(ch) },
   });
   const sandbox = await startSandboxServer();
   const redis = await startRedisServer();
@@ -88,7 +93,7 @@ export async function manyEventsRows(rows: Row[]): Promise<void> {
     emulator.setAppUrl(a.origin);
     const targets: Target[] = [];
     for (let i = 0; i < EVENTS; i++) {
-      const team = `T0MANY${String(i % WORKSPACES).padStart(2, "0")}`;
+      const team = teamOf(i);
       if (i < WORKSPACES) await seedCredentials(a, team);
       const ch = channels[i]!;
       const t = await subscribeIn(a, team, `Many events ${i}`, ch.id);

@@ -28,6 +28,13 @@ export interface RateLimits {
   readonly perChannel?: RateLimit | false;
   /** conversations.history / replies at 1 a minute and 15 a page; default false */
   readonly nonMarketplace?: boolean;
+  /**
+   * One emulator standing in for several workspaces (a benchmark's many teams on one bot
+   * token): the workspace a call's channel belongs to. Slack keeps tier buckets per workspace
+   * and app, so each workspace named here gets its own; a call with no channel, or a channel
+   * this does not place, counts against the emulator's own.
+   */
+  readonly workspaceOf?: (channel: string) => string | undefined;
 }
 
 /** Slack documents "short bursts" without a number; three is this emulator's reading. */
@@ -44,6 +51,7 @@ export class RateLimiter {
   private tiers: boolean;
   private perChannel: RateLimit | false;
   private nonMarketplace: boolean;
+  private workspaceOf: ((channel: string) => string | undefined) | undefined;
   private readonly buckets = new Map<string, Bucket>();
 
   constructor(
@@ -54,9 +62,10 @@ export class RateLimiter {
     this.tiers = c.tiers ?? true;
     this.perChannel = c.perChannel ?? DEFAULT_PER_CHANNEL;
     this.nonMarketplace = c.nonMarketplace ?? false;
+    this.workspaceOf = config === false ? undefined : config.workspaceOf;
   }
 
-  get config(): Required<RateLimits> {
+  get config(): Required<Omit<RateLimits, "workspaceOf">> {
     return { tiers: this.tiers, perChannel: this.perChannel, nonMarketplace: this.nonMarketplace };
   }
 
@@ -66,7 +75,9 @@ export class RateLimiter {
       this.tiers = false;
       this.perChannel = false;
       this.nonMarketplace = false;
+      this.workspaceOf = undefined;
     } else {
+      if (config.workspaceOf !== undefined) this.workspaceOf = config.workspaceOf;
       if (config.tiers !== undefined) this.tiers = config.tiers;
       if (config.perChannel !== undefined) this.perChannel = config.perChannel;
       if (config.nonMarketplace !== undefined) this.nonMarketplace = config.nonMarketplace;
@@ -87,13 +98,15 @@ export class RateLimiter {
    */
   take(method: string, channel: string | undefined): number | undefined {
     const apply: { key: string; capacity: number; perSec: number }[] = [];
+    const ws = channel === undefined ? undefined : this.workspaceOf?.(channel);
+    const methodKey = ws === undefined ? `method:${method}` : `method:${method}:${ws}`;
     if (this.nonMarketplace && NON_MARKETPLACE_METHODS.has(method)) {
-      apply.push({ key: `method:${method}`, capacity: 1, perSec: 1 / 60 });
+      apply.push({ key: methodKey, capacity: 1, perSec: 1 / 60 });
     } else if (this.tiers) {
       const tier = methodFacts(method)?.tier;
       if (tier !== undefined && tier !== "t5") {
         const perMin = TIER_PER_MINUTE[tier];
-        apply.push({ key: `method:${method}`, capacity: perMin, perSec: perMin / 60 });
+        apply.push({ key: methodKey, capacity: perMin, perSec: perMin / 60 });
       }
     }
     const pc = this.perChannel;

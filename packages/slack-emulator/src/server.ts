@@ -107,7 +107,7 @@ export interface SlackEmulator {
   setRateLimit(limit: RateLimit | undefined): void;
   /** replaces the parts of the rate limits given (false: every limit off); buckets refill */
   setRateLimits(limits: RateLimits | false): void;
-  readonly rateLimits: Required<RateLimits>;
+  readonly rateLimits: Required<Omit<RateLimits, "workspaceOf">>;
   setTokenRotation(rotation: { expiresInSec: number } | undefined): void;
   /** posts every scheduled message whose post_at has come (emulator clock) */
   releaseDue(): Message[];

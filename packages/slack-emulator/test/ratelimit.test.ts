@@ -75,6 +75,23 @@ describe("tiers", () => {
     expect([t3.status, t3.retryAfter]).toEqual([429, "2"]);
   });
 
+  it("keeps a tier's bucket per workspace when one emulator stands in for several", async () => {
+    const e = await start({
+      perChannel: false,
+      workspaceOf: (ch) => (ch === EVENTS ? "T0ONE" : ch === GENERAL ? "T0TWO" : undefined),
+    });
+    const update = async (channel: string) => {
+      const posted = await call(e, "chat.postMessage", { channel, text: "x" });
+      return call(e, "chat.update", { channel, ts: String(posted.body.ts), text: "y" });
+    };
+    // chat.update is tier 3: fifty a minute in #events' workspace…
+    for (let i = 0; i < 50; i++) expect((await update(EVENTS)).status, `update ${i + 1}`).toBe(200);
+    expect((await update(EVENTS)).status).toBe(429);
+    // …and another fifty in #general's, which has its own bucket.
+    for (let i = 0; i < 50; i++) expect((await update(GENERAL)).status).toBe(200);
+    expect((await update(GENERAL)).status).toBe(429);
+  });
+
   it("is off when a test says so", async () => {
     const e = await start(false);
     for (let i = 0; i < 25; i++) {
