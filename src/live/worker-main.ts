@@ -40,8 +40,10 @@ const tokenWaits = new Map<
   { team: string; resolve(t: string): void; reject(e: Error): void }
 >();
 /** Installed tokens come from the main thread (which refreshes rotating ones), per workspace. */
-function askToken(team: string): Promise<string> {
+function askToken(team: string, givenUp: AbortSignal): Promise<string> {
   const id = nextId++;
+  // An answer no longer awaited (WorkerTokens gave up on it) is not kept waiting for.
+  givenUp.addEventListener("abort", () => tokenWaits.delete(id), { once: true });
   return new Promise((resolve, reject) => {
     tokenWaits.set(id, { team, resolve, reject });
     send({ t: "token", id, team });

@@ -10,22 +10,53 @@ export class WorkerTokens {
   private readonly held = new Map<string, { at: number; token: Promise<string> }>();
 
   constructor(
-    private readonly ask: (team: string) => Promise<string>,
+    /** Asks the main thread; `given up` is aborted when the answer is no longer awaited. */
+    private readonly ask: (team: string, givenUp: AbortSignal) => Promise<string>,
     private readonly reuseMs = 1_000,
     private readonly now: () => number = Date.now,
+    /**
+     * How long an ask may go unanswered (the main thread refreshing a rotating token takes a
+     * round trip to Slack, with retries). Past it the ask fails like any other, so a lane whose
+     * answer was lost (a thread restarting, a message dropped) tries again after its pause
+     * rather than waiting for good with its channel silent.
+     */
+    private readonly askTimeoutMs = 30_000,
   ) {}
 
   token(team: string): Promise<string> {
     const at = this.now();
     const hit = this.held.get(team);
     if (hit && at - hit.at < this.reuseMs) return hit.token;
-    const token = this.ask(team);
+    const token = this.askWithin(team);
     const entry = { at, token };
     this.held.set(team, entry);
     token.catch(() => {
       if (this.held.get(team) === entry) this.held.delete(team);
     });
     return token;
+  }
+
+  private askWithin(team: string): Promise<string> {
+    const givenUp = new AbortController();
+    return new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        givenUp.abort();
+        reject(
+          new Error(`no token for ${team} from the main thread within ${this.askTimeoutMs} ms`),
+        );
+      }, this.askTimeoutMs);
+      timer.unref?.();
+      this.ask(team, givenUp.signal).then(
+        (t) => {
+          clearTimeout(timer);
+          resolve(t);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(err);
+        },
+      );
+    });
   }
 
   /** Forgets every workspace's token (the thread is stopping). */

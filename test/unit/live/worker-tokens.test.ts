@@ -45,4 +45,23 @@ describe("the worker's tokens", () => {
     expect(await tokens.token("T1")).toBe("xoxb-back");
     expect(asked).toEqual(["T1", "T1"]);
   });
+
+  it("gives up on an answer that never comes, tells the asker, and asks again next time", async () => {
+    const signals: AbortSignal[] = [];
+    let answer: ((t: string) => void) | undefined;
+    const ask = (_team: string, givenUp: AbortSignal) => {
+      signals.push(givenUp);
+      // The first ask is lost on its way (never answered); the second is answered.
+      return new Promise<string>((resolve) => {
+        if (signals.length > 1) answer = resolve;
+      });
+    };
+    const tokens = new WorkerTokens(ask, 1_000, () => 0, 50);
+    await expect(tokens.token("T1")).rejects.toThrow(/no token for T1 .* within 50 ms/);
+    expect(signals[0]?.aborted).toBe(true);
+    const second = tokens.token("T1");
+    answer?.("xoxb-late");
+    expect(await second).toBe("xoxb-late");
+    expect(signals[1]?.aborted).toBe(false);
+  });
 });
