@@ -1,5 +1,7 @@
+import { Writable } from "node:stream";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { createLogger } from "../../../src/log.ts";
 import {
   UpstreamHttpError,
   UpstreamNetworkError,
@@ -257,6 +259,35 @@ describe("retries", () => {
       .request({ service: "relay", method: "POST", url, expectStatus: [200], retry: "never" })
       .catch((e: unknown) => e);
     expect(never).toMatchObject({ attempts: 1 });
+  });
+
+  it("logs the failure's code readable (the redaction of `code` fields is for OAuth codes)", async () => {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(String(chunk));
+        cb();
+      },
+    });
+    const port = await closedPort();
+    await createHttp({
+      dispatcher: agent,
+      retryPolicy: RETRY_POLICIES.none,
+      logger: createLogger({ level: "warn", destination }),
+    })
+      .request({
+        service: "relay",
+        method: "GET",
+        url: `http://127.0.0.1:${port}/x`,
+        expectStatus: [200],
+      })
+      .catch(() => undefined);
+    const failed = lines.map((l) => JSON.parse(l)).find((l) => /without a response/.test(l.msg));
+    expect(failed).toMatchObject({
+      service: "relay",
+      errorCode: expect.stringMatching(/^[a-z_]+$/),
+    });
+    expect(JSON.stringify(failed)).not.toContain("[redacted]");
   });
 
   it("turns a slow answer into a timeout error", async () => {
