@@ -248,7 +248,8 @@ export class LiveEngine {
     }
     for (const mark of work) {
       const key = `${mark.team}:${mark.eventId}`;
-      if (!this.runs.has(key) && (this.heldElsewhere.get(key) ?? 0) > now) continue;
+      const held = this.runs.has(key);
+      if (!held && (this.heldElsewhere.get(key) ?? 0) > now) continue;
       const run = await this.acquire(mark.team, mark.eventId);
       if (!run) {
         // Bounded: a fleet's worth of events, forgotten all at once past that.
@@ -264,6 +265,11 @@ export class LiveEngine {
           run,
           rows.map((r) => entryOf(r.id, r.item)),
         );
+      } else if (!held) {
+        // Taken up for a marker whose items are gone (a process died between draining them and
+        // clearing it): nothing to ingest, so it is resumed here, as markers() would, or its
+        // channels would wait for the marker to go stale.
+        await this.resume(run);
       }
       if (run.dropped) continue;
       if (rows.length >= this.options.batch) {
@@ -362,15 +368,25 @@ export class LiveEngine {
     if (now - this.lastMarkerScan < 2_000) return;
     this.lastMarkerScan = now;
     for (const id of await this.active.ids()) {
-      if (this.runs.has(id)) continue;
+      const held = this.runs.get(id);
+      if (held) {
+        // Its live-active marker is stored: letting it go (release) deletes it.
+        this.marked.add(held.id);
+        continue;
+      }
       const i = id.indexOf(":");
       if (i <= 0) continue;
       const run = await this.acquire(id.slice(0, i), id.slice(i + 1));
       if (!run) continue;
       this.marked.add(run.id);
-      await run.readSub(run.sub?.id ?? (await this.subscriptionOf(run)));
-      run.wakeAll();
+      await this.resume(run);
     }
+  }
+
+  /** A run taken up with nothing to ingest: its subscription read, its channels woken. */
+  private async resume(run: EventRun): Promise<void> {
+    await run.readSub(run.sub?.id ?? (await this.subscriptionOf(run)));
+    run.wakeAll();
   }
 
   private async subscriptionOf(run: EventRun): Promise<string | undefined> {

@@ -1,6 +1,7 @@
 import type { CallRecord } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHANNELS, USERS } from "../helpers/app-harness.ts";
+import { createCipher, openStore } from "../../src/store/index.ts";
+import { CHANNELS, TEAM, USERS } from "../helpers/app-harness.ts";
 import { type ChildApp, digestTotals, eventually, freePort } from "../helpers/live-fixtures.ts";
 import { type LiveStage, startLiveStage } from "../helpers/live-stage.ts";
 
@@ -173,6 +174,15 @@ describe("kill -9 between Slack's answer and the record", () => {
       })
       .catch(() => undefined);
     await killed;
+    // The kill may also come before the turn that drained the refresh cleared the event's
+    // outbox marker (seen on CI): the marker then names an item that is gone. Left so here every
+    // time, it must not hold the channel back until the marker goes stale (30 s).
+    const store = await openStore(env.STORE_URL ?? "", { cipher: createCipher(stage.key) });
+    try {
+      await store.outbox.markWork(TEAM, stage.event.eventId, `${TEAM}:${stage.event.eventId}:gone`);
+    } finally {
+      await store.close();
+    }
     const sixth = await start();
     await eventually(
       () => (inTownHall().length === 2 ? true : undefined),
