@@ -9,7 +9,7 @@ import { notifyCard } from "../helpers/live-card.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
 
 /**
- * The live event as a Slack call (DESIGN.md "Slack surfaces beyond commands"): calls.add once per
+ * The live event as a Slack call (README, "Using it in Slack"): calls.add once per
  * instance with the call block in the card's thread; Slack users among the attendees added and
  * removed only while the workspace shows attendee e-mails; calls.update when the event's title
  * changes; calls.end once when the instance ends. A workspace that has not granted calls:write

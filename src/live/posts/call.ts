@@ -21,7 +21,7 @@ import { findReply } from "../recover.ts";
 import type { PostContext } from "./context.ts";
 
 /**
- * The live event as a Slack call (DESIGN.md "Slack surfaces beyond commands"): when an instance
+ * The live event as a Slack call (README, "Using it in Slack"): when an instance
  * goes live, calls.add (external_unique_id `{eventId}:{instanceId}`, join_url the attendee join
  * link, created_by the person who notified the channel, as Slack requires for a bot token) and
  * the `call` block in the card's thread; Slack users among the present attendees, matched by
