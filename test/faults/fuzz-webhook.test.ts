@@ -3,6 +3,7 @@ import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { webhookMessageSchema } from "../../src/upstream/events/schemas.ts";
 import { CHANNELS, type Harness, startHarness } from "../helpers/app-harness.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
 import { FULL, SEED, subscribeForTest } from "./fault-helpers.ts";
 
 /**
@@ -20,6 +21,13 @@ beforeAll(async () => {
   h = await startHarness({ env: { LOG_LEVEL: "warn" } });
   target = await subscribeForTest(h, "Fuzzed webhook", CHANNELS.townHall);
   quietTarget = await subscribeForTest(h, "Fuzzed quietly", CHANNELS.general);
+  // The quiet event's card is posted by the engine, after the subscription: up before the test
+  // counts the channel's calls (on a loaded machine it was not, a second later).
+  await eventually(
+    () => (slackCallsTo(CHANNELS.general) > 0 ? true : undefined),
+    "the quiet event's card",
+    20_000,
+  );
 });
 afterAll(async () => {
   await h?.close();
