@@ -226,8 +226,12 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
       handle: webhook.direct,
     },
   });
+  // In flight from the request until its response closes (answered, or the client gone); one
+  // shared listener, no promise or closure per request.
+  const leave = gate.leave;
   server.on("request", (_req, res) => {
-    gate.track(new Promise((done) => res.once("close", done)));
+    gate.enter();
+    res.on("close", leave);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

@@ -40,13 +40,15 @@ export function readCapped(req: IncomingMessage, limit: number): Promise<Buffer 
       }
       chunks.push(chunk);
     };
+    // on, not once: once wraps each listener in another closure, per request, and `done`
+    // already makes each of these run at most once.
     req.on("data", onData);
-    req.once("end", () => {
+    req.on("end", () => {
       if (done) return;
       done = true;
-      resolve(Buffer.concat(chunks, size));
+      resolve(size === chunks[0]?.length ? chunks[0] : Buffer.concat(chunks, size));
     });
-    req.once("error", (err) => {
+    req.on("error", (err) => {
       if (done) return;
       done = true;
       reject(err);

@@ -15,6 +15,12 @@ export interface Readiness {
   close(): void;
   /** Counts `work` as in flight until it settles; returns it. */
   track<T>(work: Promise<T>): Promise<T>;
+  /**
+   * Counts one piece of work as in flight until `leave` is called once for it: track's count
+   * without a promise, for what thousands a second go through (every HTTP request).
+   */
+  enter(): void;
+  leave(): void;
   /** Resolves once nothing is in flight, or after `ms`, whichever is first; true if drained. */
   drained(ms: number): Promise<boolean>;
 }
@@ -47,6 +53,10 @@ export function createReadiness(): Readiness {
       work.then(settled, settled);
       return work;
     },
+    enter() {
+      inFlight++;
+    },
+    leave: settled,
     drained(ms) {
       if (inFlight === 0) return Promise.resolve(true);
       return new Promise((resolve) => {

@@ -64,8 +64,15 @@ export function createAppServer(deps: {
   const server = createServer((req, res) => {
     const plain = fast ? fast.target.exec(req.url ?? "") : null;
     if (fast && plain?.[1]) {
-      res.on("finish", () => countFast(res.statusCode));
-      fast.handle(req, res, plain[1]).catch(failed(res));
+      // Counted when the route has answered (every path answers before it returns), without a
+      // listener and a closure per request (thousands a second).
+      fast.handle(req, res, plain[1]).then(
+        () => countFast(res.statusCode),
+        (err: unknown) => {
+          failed(res)(err);
+          countFast(res.statusCode);
+        },
+      );
       return;
     }
     const started = performance.now();

@@ -7,8 +7,7 @@ import {
   type Stored,
   serialize,
 } from "./backends/keyv-adapter.ts";
-import type { Backend, BackendKind } from "./backends/types.ts";
-import { expiresOf } from "./backends/types.ts";
+import { type Backend, type BackendKind, expiresOf } from "./backends/types.ts";
 import { causeText, STORE_ERROR_CODES, StoreError, type StoreOp } from "./errors.ts";
 import { GroupWriter } from "./group.ts";
 
@@ -198,15 +197,9 @@ export function createKeyValueStore(
         raw: serialize(ms === undefined ? { value } : { value, expires: Date.now() + ms }),
         ms,
       };
-    } catch (err) {
-      throw new StoreError(
-        STORE_ERROR_CODES.invalid,
-        "set",
-        backend.label,
-        key,
-        "value is not serialisable as JSON",
-        { cause: err },
-      );
+    } catch (cause) {
+      const why = "value is not serialisable as JSON";
+      throw new StoreError(STORE_ERROR_CODES.invalid, "set", backend.label, key, why, { cause });
     }
   }
 
@@ -291,10 +284,15 @@ export function createKeyValueStore(
       return ((await bounded("get", key, keyv.get<T>(k))) ?? undefined) as T | undefined;
     },
 
-    async set(key, value, ttlMs) {
-      const k = full("set", key);
-      const { raw, ms } = rawOf(key, value, ttlMs);
-      return writer.write(k, raw, ms);
+    set(key, value, ttlMs) {
+      // Not async (the webhook path): the writer's promise as it is; bad input still rejects.
+      try {
+        const k = full("set", key);
+        const { raw, ms } = rawOf(key, value, ttlMs);
+        return writer.write(k, raw, ms);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
 
     async update<T>(

@@ -194,6 +194,38 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
   const outbox = bindRepository(kv, cipher, outboxRepo);
   const outboxWork = bindRepository(kv, cipher, outboxWorkRepo);
   const outboxCounts = { reads: 0, written: 0 };
+  /**
+   * Outbox markers still to be written, by event: every item stored in one turn of the event
+   * loop names its event's marker, and the marker is written once for all of them, naming the
+   * newest (a group commit holds hundreds of one event's items; each wrote the same key before,
+   * validated and serialised in full, only for the group writer to keep the last). Scheduled
+   * with setImmediate before the items' own writes are issued, so it runs before the group
+   * writer's flush of this turn and joins the same group commit, unless its key is still in
+   * flight (then it follows in the next group). Each caller awaits it; only the item's own
+   * write decides the answer: a marker that went out with a later group that failed is put
+   * back by the engine's sweep (engine.ts), and the message is stored.
+   */
+  const marks = new Map<string, { last: string; at: number; written: Promise<void> }>();
+  const markLater = (event: string, last: string, at: number): Promise<void> => {
+    const queued = marks.get(event);
+    if (queued) {
+      queued.last = last;
+      queued.at = at;
+      return queued.written;
+    }
+    const mark = { last, at, written: Promise.resolve() };
+    mark.written = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        marks.delete(event);
+        outboxWork.put(event, { last: mark.last, at: mark.at }).then(
+          () => resolve(),
+          () => resolve(),
+        );
+      }),
+    );
+    marks.set(event, mark);
+    return mark.written;
+  };
   const audit = bindRepository(kv, cipher, auditRepo);
 
   const tokenId = (team: string, subject: string) => {
@@ -296,14 +328,7 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
         }
         const event = `${part("team", item.team)}:${part("eventId", item.eventId)}`;
         const id = `${event}:${seq}`;
-        // Both join the same group commit (the marker after the item, unless its key is still
-        // in flight, when it follows in the next group), and both are awaited. Only the item's
-        // write decides the answer: a marker that went out with a later group that failed is
-        // put back by the engine's sweep (engine.ts), and the message is stored.
-        const marked = outboxWork.put(event, { last: id, at }).then(
-          () => undefined,
-          () => undefined,
-        );
+        const marked = markLater(event, id, at);
         await outbox.put(id, item);
         await marked;
         outboxCounts.written++;

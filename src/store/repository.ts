@@ -208,9 +208,18 @@ export function bindRepository<S extends z.ZodType>(
       const raw = await kv.get<unknown>(key);
       return raw === undefined ? undefined : read(key, raw);
     },
-    async put(id, value, ttlMs) {
-      const key = keyOf(id);
-      await kv.set(key, encode(key, value), ttlMs);
+    put(id, value, ttlMs) {
+      // Not async: on the webhook path (thousands a second) it only hands kv.set's promise on;
+      // a bad id or value still rejects, as from an async function.
+      let key: string;
+      let encoded: unknown;
+      try {
+        key = keyOf(id);
+        encoded = encode(key, value);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+      return kv.set(key, encoded, ttlMs);
     },
     async delete(id) {
       return kv.delete(keyOf(id));
