@@ -158,6 +158,9 @@ function grouped(driver: FloorDriver): (key: string, value: string) => Promise<v
     });
 }
 
+/** Messages each floor run sends first, unmeasured (its own warm-up). */
+export const FLOOR_WARMUP = 2_000;
+
 export async function floorIngest(
   storeUrl: string,
   count: number,
@@ -183,7 +186,7 @@ export async function floorIngest(
   try {
     const plan = { kind: "webhook", url: `${url}/webhooks/events/x`, concurrency };
     // Warm the driver and both sides' code outside the measured run.
-    await load({ ...plan, count: 2_000, offset: 3_000_000 });
+    await load({ ...plan, count: FLOOR_WARMUP, offset: 3_000_000 });
     const cpu0 = process.cpuUsage();
     const thread0 = mainThreadCpuMicros() ?? Number.NaN;
     const elu = performance.eventLoopUtilization();

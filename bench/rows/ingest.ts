@@ -4,6 +4,7 @@
  * (floor.ts) measured in the same run; and the shortfall (acknowledged, not stored).
  */
 import { mkdtempSync, rmSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { CHANNELS, startBenchApp, TEAM } from "../harness/app.ts";
@@ -22,7 +23,42 @@ import {
   startRedisServer,
 } from "../harness/servers.ts";
 import { fmt, type Row } from "../harness/table.ts";
-import { floorIngest } from "./floor.ts";
+import { FLOOR_WARMUP, floorIngest } from "./floor.ts";
+
+/**
+ * Bytes the bench process allocates per message while `run` serves `count` of them (the route's
+ * thread: the live engine's thread has a heap of its own), from V8's sampling heap profiler with
+ * collected objects kept: deterministic where CPU time on a shared machine is not, and what the
+ * young generation's collections (pauses on the route's thread) grow with.
+ */
+async function allocatedPerMessage(count: number, run: () => Promise<unknown>): Promise<number> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post("HeapProfiler.startSampling", {
+      samplingInterval: 1024,
+      includeObjectsCollectedByMinorGC: true,
+      includeObjectsCollectedByMajorGC: true,
+    } as never);
+    await run();
+    const { profile } = (await session.post("HeapProfiler.stopSampling")) as {
+      profile: { head: SampledNode };
+    };
+    let bytes = 0;
+    const walk = (n: SampledNode) => {
+      bytes += n.selfSize;
+      for (const c of n.children) walk(c);
+    };
+    walk(profile.head);
+    return bytes / count;
+  } finally {
+    session.disconnect();
+  }
+}
+interface SampledNode {
+  selfSize: number;
+  children: SampledNode[];
+}
 
 const INGEST = SHORT
   ? { count: 2_000, warmup: 500, concurrency: 32 }
@@ -122,10 +158,28 @@ async function ingestRows(
         met: undefined,
       });
     }
+    // Allocation per message on the serving thread, floor then app, each a run of its own.
+    const ALLOC = INGEST.count / 4;
+    // The floor's run includes its own warm-up.
+    const floorBytes = await allocatedPerMessage(ALLOC + FLOOR_WARMUP, () =>
+      floorIngest(storeUrl, ALLOC, INGEST.concurrency),
+    );
+    let allocated = { ok: 0 };
+    const appBytes = await allocatedPerMessage(ALLOC, async () => {
+      allocated = await load({ ...plan, count: ALLOC, offset: 3_000_000 });
+    });
+    rows.push({
+      measure: `webhook ingest, ${label}: bytes allocated per message on the serving thread (sampled)`,
+      figure: fmt(appBytes, 0),
+      baseline: `floor ${fmt(floorBytes, 0)}`,
+      ratio: fmt(appBytes / floorBytes, 2),
+      bar: "-",
+      met: undefined,
+    });
     // Every acknowledged message must be stored: once the worker has drained the outbox, the
     // event's unique attendees are exactly the acknowledged JOINs (each has its own guid);
     // with the worker stopped, the outbox holds one item per acknowledged message.
-    const acked = warm.ok + app.ok + appOpen.ok + (appOpen.warmupOk ?? 0);
+    const acked = warm.ok + app.ok + appOpen.ok + (appOpen.warmupOk ?? 0) + allocated.ok;
     let stored = -1;
     const until = Date.now() + 60_000;
     while (Date.now() < until) {
