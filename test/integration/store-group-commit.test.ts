@@ -19,7 +19,7 @@ import {
 /**
  * Group commit through the real webhook route, on a real store made to refuse one group: a
  * trigger rejects any row holding the word "poison-pill", which aborts the whole statement the
- * row is in (one SQLite multi-row upsert, one Postgres INSERT over unnest). While the test holds
+ * row is in (one multi-row upsert on SQLite and on Postgres). While the test holds
  * the table's write lock, single messages fill the store's group slots (one on SQLite, a few on
  * Postgres), each waiting on the server, and the next messages gather behind them into one
  * group, which holds the poisoned one: exactly those are answered 503 and none of them is

@@ -23,9 +23,10 @@ import { type Backend, type BackendOptions, prefixEnd } from "./types.ts";
  *   range in another; the index on `key COLLATE "C"` (created at open) does (EXPLAIN: `Index
  *   Scan using keyv_key_c on keyv, Index Cond: (key >= $1 COLLATE "C" AND key < $2 COLLATE
  *   "C")`), so a listing reads what it returns, not the table.
- * - Grouped writes: the adapter's `setMany` is one `unnest` upsert, but in the order given; here
- *   the keys are sorted, so two instances' groups lock shared rows in the same order and cannot
- *   deadlock. Several groups are in flight at once (POSTGRES_WRITES_IN_FLIGHT).
+ * - Grouped writes: the adapter's `setMany` is one `unnest` upsert, in the order given; here a
+ *   group is one multi-row upsert (see upsertSql) with the keys sorted, so two instances' groups
+ *   lock shared rows in the same order and cannot deadlock. Several groups are in flight at once
+ *   (POSTGRES_WRITES_IN_FLIGHT).
  * - Claims and compare-and-set (leases): one conditional statement each.
  */
 
@@ -189,12 +190,11 @@ export async function openPostgres(url: string, opts: BackendOptions): Promise<B
       return v ?? undefined;
     },
     async write(entries) {
+      // In key order, so that two groups in flight lock shared keys in one order (no deadlock).
       const sorted = entries.length > 1 ? [...entries].sort(byKey) : entries;
-      await q(
-        "onair_put",
-        `INSERT INTO ${TABLE}(key, value) SELECT * FROM unnest($1::varchar[], $2::text[]) ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
-        [sorted.map((e) => e.key), sorted.map((e) => e.raw)],
-      );
+      const values: string[] = [];
+      for (const e of sorted) values.push(e.key, e.raw);
+      await q(`onair_put_${sorted.length}`, upsertSql(sorted.length), values);
     },
     async delete(key) {
       const r = await q("onair_del", `DELETE FROM ${TABLE} WHERE key = $1`, [key]);
@@ -253,6 +253,24 @@ export async function openPostgres(url: string, opts: BackendOptions): Promise<B
       await adapter.disconnect();
     },
   };
+}
+
+/**
+ * The group write of `rows` rows: one multi-row upsert, each key and value a text parameter of
+ * its own. (An earlier form passed two arrays to `unnest`: one statement for every size, but the
+ * driver escapes every value into an array literal first, which on the webhook path cost more
+ * than everything else the route allocates, ~5 KB a message.) Built once per size, and named
+ * per size: each pooled connection parses a size once.
+ */
+const upserts: string[] = [];
+function upsertSql(rows: number): string {
+  let sql = upserts[rows];
+  if (sql === undefined) {
+    const tuples = Array.from({ length: rows }, (_, i) => `($${2 * i + 1},$${2 * i + 2})`);
+    sql = `INSERT INTO ${TABLE}(key, value) VALUES ${tuples.join(",")} ON CONFLICT(key) DO UPDATE SET value = excluded.value`;
+    upserts[rows] = sql;
+  }
+  return sql;
 }
 
 function byKey(a: { key: string }, b: { key: string }): number {
