@@ -63,6 +63,14 @@ interface SampledNode {
 const INGEST = SHORT
   ? { count: 2_000, warmup: 500, concurrency: 32 }
   : { count: 20_000, warmup: 2_000, concurrency: 32 };
+/** Pairs (floor, then app) of each bar's measure; the bars are judged on their median. */
+const ROUNDS = SHORT ? 1 : 3;
+
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
 /**
  * The bar's own terms: 5,000 messages/s offered (an open loop: sent on schedule, whether or not
  * earlier ones were answered) and the p99 of their acks; or, where bare node:http cannot sustain
@@ -179,7 +187,33 @@ async function ingestRows(
     // Every acknowledged message must be stored: once the worker has drained the outbox, the
     // event's unique attendees are exactly the acknowledged JOINs (each has its own guid);
     // with the worker stopped, the outbox holds one item per acknowledged message.
-    const acked = warm.ok + app.ok + appOpen.ok + (appOpen.warmupOk ?? 0) + allocated.ok;
+    // More rounds of the bars' two measures, floor and app in turn: on a shared machine one pair
+    // swings by a tenth either way, so the bars are judged on the median pair of ROUNDS.
+    const tput = [app.perSec / floor.perSec];
+    const p99s = [appOpen.p99 / floorOpen.p99];
+    let more = { acked: 0, failed: app.failed, openFailed: appOpen.failed, short: 0 };
+    if (appOpen.perSec < rate * 0.95) more.short++;
+    for (let r = 1; r < ROUNDS; r++) {
+      const f = await floorIngest(storeUrl, INGEST.count, INGEST.concurrency);
+      const a = await load({ ...plan, count: INGEST.count, offset: 5_000_000 + r * 100_000 });
+      const fo = await floorIngest(storeUrl, openCount, OFFERED.connections, open);
+      const ao = await load({
+        ...plan,
+        ...open,
+        count: openCount,
+        offset: 6_000_000 + r * 100_000,
+      });
+      tput.push(a.perSec / f.perSec);
+      p99s.push(ao.p99 / fo.p99);
+      more = {
+        acked: more.acked + a.ok + ao.ok + (ao.warmupOk ?? 0),
+        failed: more.failed + a.failed,
+        openFailed: more.openFailed + ao.failed,
+        short: more.short + (ao.perSec < rate * 0.95 ? 1 : 0),
+      };
+    }
+    const acked =
+      warm.ok + app.ok + appOpen.ok + (appOpen.warmupOk ?? 0) + allocated.ok + more.acked;
     let stored = -1;
     const until = Date.now() + 60_000;
     while (Date.now() < until) {
@@ -231,14 +265,14 @@ async function ingestRows(
     // The bar is against the floor of the same store (README: Benchmarks): what this store's driver
     // allows, not what bare node:http does without storing anything.
     const floorBar = label === "Postgres" ? 0.7 : 0.8;
-    const tputRatio = app.perSec / floor.perSec;
+    const tputRatio = median(tput);
     rows.push({
-      measure: `webhook ingest, ${label}: msg/s (${INGEST.concurrency} in flight)`,
-      figure: `${fmt(app.perSec, 0)} (ok ${app.ok}/${app.sent}; ${fmt(app.perSec / base.perSec, 2)}× bare)`,
+      measure: `webhook ingest, ${label}: msg/s (${INGEST.concurrency} in flight), against the floor: median of ${tput.length} rounds`,
+      figure: `${fmt(app.perSec, 0)} in the first (ok ${app.ok}/${app.sent}; ${fmt(app.perSec / base.perSec, 2)}× bare); rounds ${tput.map((x) => fmt(x, 2)).join(" / ")}`,
       baseline: `floor ${fmt(floor.perSec, 0)}; bare ${fmt(base.perSec, 0)}`,
       ratio: fmt(tputRatio, 2),
       bar: `≥ ${floorBar}× the floor`,
-      met: tputRatio >= floorBar && app.failed === 0,
+      met: tputRatio >= floorBar && more.failed === 0,
     });
     rows.push({
       measure: `webhook ingest, ${label}: p99 ack (ms) at that saturation`,
@@ -248,14 +282,14 @@ async function ingestRows(
       bar: "-",
       met: undefined,
     });
-    const p99Ratio = appOpen.p99 / floorOpen.p99;
+    const p99Ratio = median(p99s);
     rows.push({
-      measure: `webhook ingest, ${label}: p99 ack (ms) at ${rate} msg/s offered${rate < OFFERED.rate ? " (½ bare's saturated rate)" : ""}`,
-      figure: `${fmt(appOpen.p99)} (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent}; ${fmt(appOpen.p99 / bareOpen.p99, 2)}× bare)`,
+      measure: `webhook ingest, ${label}: p99 ack (ms) at ${rate} msg/s offered${rate < OFFERED.rate ? " (½ bare's saturated rate)" : ""}, against the floor's: median of ${p99s.length} rounds`,
+      figure: `${fmt(appOpen.p99)} in the first (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent}; ${fmt(appOpen.p99 / bareOpen.p99, 2)}× bare); rounds ${p99s.map((x) => fmt(x, 2)).join(" / ")}`,
       baseline: `floor ${fmt(floorOpen.p99)}; bare ${fmt(bareOpen.p99)}`,
       ratio: fmt(p99Ratio, 2),
       bar: "≤ 2× the floor's",
-      met: p99Ratio <= 2 && appOpen.failed === 0 && appOpen.perSec >= rate * 0.95,
+      met: p99Ratio <= 2 && more.openFailed === 0 && more.short === 0,
     });
     rows.push({
       measure: `webhook ingest, ${label}: shortfall (acknowledged, not stored)`,
