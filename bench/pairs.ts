@@ -1,0 +1,47 @@
+/**
+ * Floor-then-app pairs of the ingest closed loop, to compare two builds or settings on a shared
+ * machine where one run swings by a tenth: `tsx bench/pairs.ts [STORE_URL] [PAIRS]` (default a
+ * SQLite file of its own, 4 pairs of 10,000 messages) prints each pair's app/floor ratio and
+ * their mean. PAIRS_ENGINE=stopped stops the live engine first (the outbox just fills): what the
+ * engine draining beside the route costs. Run it before and after a change, alternating.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { CHANNELS, startBenchApp } from "./harness/app.ts";
+import { load } from "./harness/measure.ts";
+import { subscribe } from "./harness/seed.ts";
+import { floorIngest } from "./rows/floor.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "onair-pairs-"));
+const storeUrl = process.argv[2] || `sqlite://${join(dir, "pairs.sqlite")}`;
+const pairs = Number(process.argv[3] || 4);
+const COUNT = 10_000;
+const h = await startBenchApp({ storeUrl });
+try {
+  const target = await subscribe(h, "Pairs", CHANNELS.events);
+  if (process.env.PAIRS_ENGINE === "stopped") await h.app.live.stop();
+  const plan = {
+    kind: "webhook",
+    url: target.url,
+    headers: target.headers,
+    eventId: target.eventId,
+    concurrency: 32,
+  };
+  await load({ ...plan, count: 3_000, offset: 1_000_000 });
+  const ratios: number[] = [];
+  for (let r = 0; r < pairs; r++) {
+    const floor = await floorIngest(storeUrl, COUNT, 32);
+    const app = await load({ ...plan, count: COUNT, offset: 2_000_000 + r * 100_000 });
+    if (app.failed > 0) throw new Error(`${app.failed} messages failed`);
+    ratios.push(app.perSec / floor.perSec);
+  }
+  const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
+  process.stdout.write(
+    `app/floor msg/s, ${pairs} pairs: ${ratios.map((x) => x.toFixed(2)).join(" / ")}; mean ${mean.toFixed(3)}\n`,
+  );
+} finally {
+  await h.close();
+  rmSync(dir, { recursive: true, force: true });
+}
+process.exit(0);
