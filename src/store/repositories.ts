@@ -199,11 +199,12 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
    * loop names its event's marker, and the marker is written once for all of them, naming the
    * newest (a group commit holds hundreds of one event's items; each wrote the same key before,
    * validated and serialised in full, only for the group writer to keep the last). Scheduled
-   * with setImmediate before the items' own writes are issued, so it runs before the group
-   * writer's flush of this turn and joins the same group commit, unless its key is still in
-   * flight (then it follows in the next group). Each caller awaits it; only the item's own
-   * write decides the answer: a marker that went out with a later group that failed is put
-   * back by the engine's sweep (engine.ts), and the message is stored.
+   * with setImmediate before the first item's own write is issued: when that write is the
+   * turn's first, the marker runs before the group writer's flush and joins the items' group
+   * commit; otherwise (or while its key is still in flight) it goes in the next group. Either
+   * way each caller awaits it before answering, so the engine, nudged after the answer, finds
+   * it. Only the item's own write decides the answer: a marker whose write failed is put back
+   * by the engine's sweep (engine.ts), and the message is stored.
    */
   const marks = new Map<string, { last: string; at: number; written: Promise<void> }>();
   const markLater = (event: string, last: string, at: number): Promise<void> => {
