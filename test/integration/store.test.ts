@@ -430,6 +430,25 @@ for (const backend of BACKENDS) {
       expect(await store.deleteMany(["user:T10:a", "user:T", "user:none"])).toBe(2);
     });
 
+    it("writes a turn's many awkward values in its group commits, each read back exactly", async () => {
+      const { store } = await fresh();
+      // More than one group's worth (SQLite 64 rows, Redis's script, Postgres 500), with what a
+      // statement's text or an escaping step could get wrong.
+      const awkward = [
+        `quote " backslash \\ brace } comma , paren ) semicolon ; -- 'single'`,
+        "emoji 🎙️ and accents é ñ, RTL שלום, tab\tnewline\n, NUL-ish \u0000 text",
+        "x".repeat(20_000),
+      ];
+      const values = Array.from({ length: 620 }, (_, i) => ({
+        i,
+        text: `${awkward[i % awkward.length]}#${i}`,
+        nested: { list: [i, `${i}"`, null] },
+      }));
+      await Promise.all(values.map((v) => store.set(`awk:${String(v.i).padStart(4, "0")}`, v)));
+      const rows = await store.entries<(typeof values)[number]>("awk:");
+      expect(rows.map(([, v]) => v)).toEqual(values);
+    });
+
     it("keeps the last of many writes to one key issued turn after turn, and reads its own writes", async () => {
       const { store } = await fresh();
       const writes: Array<Promise<void>> = [];
