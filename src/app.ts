@@ -323,6 +323,10 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   if (sandbox) closers.push(() => sandbox.close());
   // Store, Bolt's authorization, the listeners and the live engine are all up: take work.
   gate.open();
+  // The start's reconcile calls the events service, which may be the sandbox on this very port:
+  // it is stopped (and its call in flight finished) before the port closes, not after, or that
+  // call would fail against a closed port and be retried and warned about on every stop.
+  let stopReconcile: () => Promise<void> = async () => {};
   if (options.reconcile !== false) {
     const stop = new AbortController();
     const done = reconcileEvents(deps, { ...options.reconcile, signal: stop.signal })
@@ -330,11 +334,10 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
         if (o.checked + o.skipped > 0) logger.info(o, "reconciled events with the events service");
       })
       .catch((err: unknown) => logger.warn({ err }, "reconcile at start did not finish"));
-    // Closed first (closers run last to first): nothing asks the store after it is closed.
-    closers.push(async () => {
+    stopReconcile = async () => {
       stop.abort();
       await done;
-    });
+    };
   }
 
   let closed = false;
@@ -356,9 +359,18 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
       // balancer moves on), what is in flight finishes (the port stays open meanwhile: a listener
       // may still call the embedded sandbox on it), then the port and the parts close.
       gate.close();
+      const reconciled = stopReconcile();
       if (!(await gate.drained(DRAIN_MS))) {
         logger.warn(`stopping with work still in flight after ${DRAIN_MS} ms`);
       }
+      let waited: NodeJS.Timeout | undefined;
+      await Promise.race([
+        reconciled,
+        new Promise<void>((resolve) => {
+          waited = setTimeout(resolve, DRAIN_MS);
+        }),
+      ]);
+      clearTimeout(waited);
       const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await stopped;

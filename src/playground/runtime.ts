@@ -41,6 +41,8 @@ export interface PlaygroundOptions {
    * workspace.
    */
   readonly org?: boolean;
+  /** The start's walk over kept events (app.ts); default the app's pace. */
+  readonly reconcile?: StartAppOptions["reconcile"];
 }
 
 export interface Playground {
@@ -113,6 +115,7 @@ export async function startPlayground(options: PlaygroundOptions): Promise<Playg
       // The page acts as any seeded user without signing in: keep it to this machine.
       host: options.host ?? "127.0.0.1",
       ...(options.retryPolicy ? { retryPolicy: options.retryPolicy } : {}),
+      ...(options.reconcile !== undefined ? { reconcile: options.reconcile } : {}),
       // The sandbox's events live beside the workspace: a restart keeps both, or neither.
       ...(persist ? { sandboxStateFile: join(dataDir, SANDBOX_FILE) } : {}),
     });

@@ -28,8 +28,8 @@ interface Line {
   [k: string]: unknown;
 }
 
-function lines(from: number): Line[] {
-  return h.logs
+function lines(from: number, logs: readonly string[] = h.logs): Line[] {
+  return logs
     .slice(from)
     .join("")
     .split("\n")
@@ -168,13 +168,35 @@ describe("a playground start", () => {
       } finally {
         await pg.close();
       }
-      const logged = logs
-        .slice(from)
-        .join("")
-        .split("\n")
-        .filter((l) => l.trim() !== "")
-        .map((l) => JSON.parse(l) as Line);
+      const logged = lines(from, logs);
       expect(logged.filter((l) => ["warn", "error", "fatal"].includes(l.level))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("stopped while the start's reconcile waits on the sandbox, it lets that call finish and logs no warning", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "onair-oplogs-stop-"));
+    const logs: string[] = [];
+    try {
+      let pg = await startTestPlayground(dir, logs);
+      for (const organizer of [USERS.omar, USERS.kei]) {
+        await seedEvent(pg.app.deps, { team: TEAM, organizer, title: `Kept ${organizer}` });
+      }
+      await pg.close();
+      // One event a second, so the walk is still going when the stop comes.
+      pg = await startTestPlayground(dir, logs, 0, { reconcile: { concurrency: 1, perSecond: 1 } });
+      const from = logs.length;
+      const sandbox = pg.app.sandbox!;
+      // The events service answers slowly from here: the stop lands while a call is in flight
+      // (the embedded sandbox is served on the app's own port).
+      sandbox.control.addFault({ service: "events", delayMs: 400, times: 20 });
+      await expect.poll(() => sandbox.control.faults()[0]?.remaining ?? 0).toBeLessThan(20);
+      await pg.close();
+      const logged = lines(from, logs);
+      expect(logged.filter((l) => ["warn", "error", "fatal"].includes(l.level))).toEqual([]);
+      // The call in flight was answered, not cut off by the port closing under it.
+      expect(logged.some((l) => l.msg === "upstream call failed without a response")).toBe(false);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -1,7 +1,11 @@
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { loadConfig } from "../../src/config.ts";
-import { type Playground, startPlayground } from "../../src/playground/runtime.ts";
+import {
+  type Playground,
+  type PlaygroundOptions,
+  startPlayground,
+} from "../../src/playground/runtime.ts";
 
 /**
  * The playground as `npm start` runs it, for tests: its store and files in `dir`, every log line
@@ -13,7 +17,7 @@ export function startTestPlayground(
   dir: string,
   logs: string[],
   port = 0,
-  more: { org?: boolean } = {},
+  more: { org?: boolean; reconcile?: PlaygroundOptions["reconcile"] } = {},
 ): Promise<Playground> {
   return startPlayground({
     ...more,
