@@ -7,7 +7,7 @@
  */
 import type { AttendanceFigures, Deps } from "../deps.ts";
 import type { Metrics } from "../metrics.ts";
-import type { OutboxItem, OutboxWorkMark, Repository } from "../store/index.ts";
+import type { OutboxRow, OutboxWorkMark, Repository } from "../store/index.ts";
 import { backoffMs } from "./backoff.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
@@ -92,7 +92,7 @@ export class LiveEngine {
   private sweptAt = Date.now();
   /** Events another instance holds: not tried again before then. */
   private readonly heldElsewhere = new Map<string, number>();
-  /** Per event with a marker, the ids of its last batch drained here. */
+  /** Per event with a marker, the records of its last listing drained here. */
   private readonly drained = new Map<string, Set<string>>();
   /** Events whose marker this instance cleared, looked at once more then (recheckCleared). */
   private readonly recheck = new Map<string, { team: string; eventId: string; at: number }>();
@@ -263,7 +263,7 @@ export class LiveEngine {
       if (rows.length > 0) {
         await this.drain(
           run,
-          rows.map((r) => entryOf(r.id, r.item)),
+          rows.map((r) => entryOf(r)),
         );
       } else if (!held) {
         // Taken up for a marker whose items are gone (a process died between draining them and
@@ -280,8 +280,8 @@ export class LiveEngine {
       // batch (the marker read may be newer than the listing before it; a marker can land a
       // group before its item), or when it names an item that never came (a write that failed).
       const seen =
-        rows.some((r) => r.id === mark.last) || this.drained.get(key)?.has(mark.last) === true;
-      if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.id)));
+        rows.some((r) => r.record === mark.last) || this.drained.get(key)?.has(mark.last) === true;
+      if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.record)));
       if ((seen || now - mark.at > STALE_MARK_MS) && (await outbox.settle(mark))) {
         this.drained.delete(key);
         this.recheck.set(key, { team: mark.team, eventId: mark.eventId, at: now + RECHECK_MS });
@@ -304,7 +304,7 @@ export class LiveEngine {
       this.recheck.delete(key);
       const rows = await this.deps.store.outbox.listEvent(r.team, r.eventId, 1);
       const first = rows[0];
-      if (first) await this.deps.store.outbox.markWork(r.team, r.eventId, first.id);
+      if (first) await this.deps.store.outbox.markWork(r.team, r.eventId, first.record);
     }
   }
 
@@ -319,7 +319,7 @@ export class LiveEngine {
       const { team, eventId } = row.item;
       if (!row.id.includes(":") || eventId === undefined) continue;
       const key = `${team}:${eventId}`;
-      if (!marked.has(key)) found.set(key, { team, eventId, last: row.id });
+      if (!marked.has(key)) found.set(key, { team, eventId, last: row.record });
     }
     for (const f of found.values()) {
       this.deps.logger.warn({ event: f.eventId }, "live: outbox items with no marker; marked");
@@ -328,10 +328,10 @@ export class LiveEngine {
   }
 
   /** Items of earlier versions: grouped per event here, as they were read. */
-  private async drainLegacy(rows: Array<{ id: string; item: OutboxItem }>): Promise<void> {
+  private async drainLegacy(rows: OutboxRow[]): Promise<void> {
     const groups = new Map<string, OutboxEntry[]>();
     for (const row of rows) {
-      const entry = entryOf(row.id, row.item);
+      const entry = entryOf(row);
       if (!entry.eventId) {
         await this.deps.store.outbox.remove(row.id);
         continue;
@@ -358,7 +358,8 @@ export class LiveEngine {
     await run.ingest(items);
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return;
-    const keys = items.map((i) => `outbox:${i.id}`);
+    // A batch's items are applied together (listed whole), so its record goes once they are.
+    const keys = [...new Set(items.map((i) => i.key))];
     await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));
   }
 

@@ -1,5 +1,5 @@
 import { isRefresh, mutedOf } from "../domain/subscription.ts";
-import type { OutboxItem } from "../store/index.ts";
+import type { OutboxRow } from "../store/index.ts";
 import { type WebhookMessage, webhookMessageSchema } from "../upstream/events/schemas.ts";
 
 /**
@@ -10,6 +10,9 @@ import { type WebhookMessage, webhookMessageSchema } from "../upstream/events/sc
  */
 export type OutboxEntry = {
   readonly id: string;
+  /** The record holding it (markers name records), and that record's store key. */
+  readonly record: string;
+  readonly key: string;
   readonly team: string;
   readonly subscriptionId: string;
   /** Undefined when neither the item nor its message names one. */
@@ -20,12 +23,14 @@ export type OutboxEntry = {
   | { readonly kind: "unreadable" }
 );
 
-export function entryOf(id: string, item: OutboxItem): OutboxEntry {
+export function entryOf({ id, item, record, key }: OutboxRow): OutboxEntry {
   const message = item.message;
   const eventId =
     item.eventId ?? ((message as { eventId?: unknown } | undefined)?.eventId as string | undefined);
   const base = {
     id,
+    record,
+    key,
     team: item.team,
     subscriptionId: item.subscriptionId,
     eventId: typeof eventId === "string" && eventId ? eventId : undefined,

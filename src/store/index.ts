@@ -20,14 +20,16 @@ export type { Cipher } from "./crypto.ts";
 export { createCipher, DecryptError, isEncrypted, KEY_FILE, loadOrCreateKey } from "./crypto.ts";
 export { isUnopenable, STORE_ERROR_CODES, StoreError, type StoreErrorCode } from "./errors.ts";
 export { CANARY_KEY, checkEncryptionKey, EncryptionKeyError } from "./key-check.ts";
+export { timeOrderedId } from "./keys.ts";
 export {
   type KeyValueStore,
   type ListOptions,
   STORE_BULK_TIMEOUT_MS,
   STORE_OP_TIMEOUT_MS,
 } from "./kv.ts";
+export type { Outbox, OutboxRow, OutboxWorkMark } from "./outbox.ts";
 export * from "./records.ts";
-export { type OutboxWorkMark, type Repositories, timeOrderedId } from "./repositories.ts";
+export type { Repositories } from "./repositories.ts";
 export {
   defineRepository,
   type Repository,

@@ -1,9 +1,10 @@
-import { randomBytes } from "node:crypto";
 import type { Installation } from "@slack/bolt";
 import { REDACTED, scrub } from "../log.ts";
 import type { Cipher } from "./crypto.ts";
-import { isUnopenable, STORE_ERROR_CODES, StoreError } from "./errors.ts";
+import { isUnopenable } from "./errors.ts";
+import { badId, part, timeOrderedId } from "./keys.ts";
 import type { KeyValueStore } from "./kv.ts";
+import { createOutbox, type Outbox } from "./outbox.ts";
 import {
   type AuditEntry,
   auditRepo,
@@ -12,10 +13,6 @@ import {
   type EventRecord,
   eventRepo,
   installationRepo,
-  type OutboxItem,
-  type OutboxWork,
-  outboxRepo,
-  outboxWorkRepo,
   type Settings,
   type Subscription,
   settingsRepo,
@@ -29,8 +26,8 @@ import { bindRepository } from "./repository.ts";
 
 /**
  * The typed facades over the core records (records.ts): the calls the app makes, with the key
- * layouts of the store's records (records.ts) kept in one place, and time-ordered ids for the outbox and
- * the audit.
+ * layouts of the store's records kept in one place. The outbox has its own file (outbox.ts);
+ * ids and their parts are in keys.ts.
  */
 
 const SECRET_DETAIL = /token|secret|password|passcode|credential|authorization/i;
@@ -47,30 +44,6 @@ function sanitizeAudit(entry: AuditEntry): AuditEntry {
     out.details = d;
   }
   return out;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Time-ordered ids
-
-let lastMs = 0;
-let seq = 0;
-// Ids from two processes in the same ms and counter differ by this (6 random hex digits, drawn
-// once per process: drawing per id showed in the webhook ingest profile).
-const processTag = randomBytes(3).toString("hex");
-
-/**
- * Ids that sort by creation time: ms since epoch, then a counter within the ms (strictly
- * increasing within this process even if the clock steps back), then a per-process tag and
- * randomness so ids from several instances never collide.
- */
-export function timeOrderedId(now = Date.now()): string {
-  if (now > lastMs) {
-    lastMs = now;
-    seq = 0;
-  } else {
-    seq++;
-  }
-  return `${lastMs.toString(36).padStart(9, "0")}-${seq.toString(36).padStart(4, "0")}-${processTag}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -116,72 +89,13 @@ export interface Repositories {
     /** Reads every subscription: for cancel and uninstall, not for the webhook path. */
     forEvent(team: string, eventId: string): Promise<Array<{ id: string; sub: Subscription }>>;
   };
-  outbox: {
-    /**
-     * Appends, keyed per event (`{team}:{eventId}:{seq}`) with the event's work marker in the same
-     * group commit; resolves once both have committed. An item naming no event is keyed by
-     * sequence alone, as earlier versions keyed every item. Returns the item's id.
-     */
-    put(item: OutboxItem): Promise<string>;
-    get(id: string): Promise<OutboxItem | undefined>;
-    /** Every item, in key order (per event in arrival order): the engine's sweep, and tooling. */
-    list(limit?: number): Promise<Array<{ id: string; item: OutboxItem }>>;
-    /** The events with work: one read, whatever the number of items. */
-    work(): Promise<OutboxWorkMark[]>;
-    /** One event's items, oldest first. */
-    listEvent(
-      team: string,
-      eventId: string,
-      limit?: number,
-    ): Promise<Array<{ id: string; item: OutboxItem }>>;
-    /** Items keyed by sequence alone (earlier versions'), oldest first. */
-    listLegacy(limit?: number): Promise<Array<{ id: string; item: OutboxItem }>>;
-    /**
-     * Clears an event's marker if it still holds what `mark` read (compare-and-set), so a marker
-     * rewritten by a newer item meanwhile stays. True when cleared.
-     */
-    settle(mark: OutboxWorkMark): Promise<boolean>;
-    /** Marks an event as having work (items found with no marker). */
-    markWork(team: string, eventId: string, last: string): Promise<void>;
-    remove(id: string): Promise<boolean>;
-    /** Reads of the outbox (listings of markers and items) and items written, since start. */
-    counts(): { reads: number; written: number };
-  };
+  outbox: Outbox;
   audit: {
     /** `at` defaults to now. Returns the record's id. */
     append(team: string, entry: Omit<AuditEntry, "at"> & { at?: number }): Promise<string>;
     /** Newest first. */
     list(team: string, limit?: number): Promise<Array<{ id: string; entry: AuditEntry }>>;
   };
-}
-
-/** An event with work in the outbox, as its marker holds it. */
-export interface OutboxWorkMark extends OutboxWork {
-  readonly team: string;
-  readonly eventId: string;
-}
-
-/**
- * Legacy outbox ids are timeOrderedId()s: 9 base-36 digits of epoch ms, which start with "0"
- * until 2059; ids keyed per event start with a team id, and are told apart by their colons.
- */
-const LEGACY_OUTBOX_PREFIX = "0";
-
-function badId(what: string, v: unknown): never {
-  throw new StoreError(
-    STORE_ERROR_CODES.invalid,
-    "validate",
-    "schema",
-    undefined,
-    `${what} (got ${JSON.stringify(v)})`,
-  );
-}
-
-function part(name: string, v: string): string {
-  if (typeof v !== "string" || v === "" || v.includes(":")) {
-    badId(`${name} must be a non-empty id without ":"`, v);
-  }
-  return v;
 }
 
 export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositories {
@@ -191,42 +105,6 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
   const tokens = bindRepository(kv, cipher, tokenRepo);
   const events = bindRepository(kv, cipher, eventRepo);
   const subs = bindRepository(kv, cipher, subscriptionRepo);
-  const outbox = bindRepository(kv, cipher, outboxRepo);
-  const outboxWork = bindRepository(kv, cipher, outboxWorkRepo);
-  const outboxCounts = { reads: 0, written: 0 };
-  /**
-   * Outbox markers still to be written, by event: every item stored in one turn of the event
-   * loop names its event's marker, and the marker is written once for all of them, naming the
-   * newest (a group commit holds hundreds of one event's items; each wrote the same key before,
-   * validated and serialised in full, only for the group writer to keep the last). Scheduled
-   * with setImmediate before the first item's own write is issued: when that write is the
-   * turn's first, the marker runs before the group writer's flush and joins the items' group
-   * commit; otherwise (or while its key is still in flight) it goes in the next group. Either
-   * way each caller awaits it before answering, so the engine, nudged after the answer, finds
-   * it. Only the item's own write decides the answer: a marker whose write failed is put back
-   * by the engine's sweep (engine.ts), and the message is stored.
-   */
-  const marks = new Map<string, { last: string; at: number; written: Promise<void> }>();
-  const markLater = (event: string, last: string, at: number): Promise<void> => {
-    const queued = marks.get(event);
-    if (queued) {
-      queued.last = last;
-      queued.at = at;
-      return queued.written;
-    }
-    const mark = { last, at, written: Promise.resolve() };
-    mark.written = new Promise<void>((resolve) =>
-      setImmediate(() => {
-        marks.delete(event);
-        outboxWork.put(event, { last: mark.last, at: mark.at }).then(
-          () => resolve(),
-          () => resolve(),
-        );
-      }),
-    );
-    marks.set(event, mark);
-    return mark.written;
-  };
   const audit = bindRepository(kv, cipher, auditRepo);
 
   const tokenId = (team: string, subject: string) => {
@@ -318,66 +196,7 @@ export function createRepositories(kv: KeyValueStore, cipher: Cipher): Repositor
           .map((r) => ({ id: r.id, sub: r.value }));
       },
     },
-    outbox: {
-      async put(item) {
-        const at = Date.now();
-        const seq = timeOrderedId(at);
-        if (item.eventId === undefined) {
-          await outbox.put(seq, item);
-          outboxCounts.written++;
-          return seq;
-        }
-        const event = `${part("team", item.team)}:${part("eventId", item.eventId)}`;
-        const id = `${event}:${seq}`;
-        const marked = markLater(event, id, at);
-        await outbox.put(id, item);
-        await marked;
-        outboxCounts.written++;
-        return id;
-      },
-      get: async (id) => outbox.get(id),
-      async list(limit) {
-        outboxCounts.reads++;
-        const rows = await outbox.list("", limit === undefined ? {} : { limit });
-        return rows.map((r) => ({ id: r.id, item: r.value }));
-      },
-      async work() {
-        outboxCounts.reads++;
-        const out: OutboxWorkMark[] = [];
-        for (const r of await outboxWork.list()) {
-          const i = r.id.indexOf(":");
-          if (i <= 0) continue;
-          out.push({ team: r.id.slice(0, i), eventId: r.id.slice(i + 1), ...r.value });
-        }
-        return out;
-      },
-      async listEvent(team, eventId, limit) {
-        outboxCounts.reads++;
-        const p = `${part("team", team)}:${part("eventId", eventId)}:`;
-        const rows = await outbox.list(p, limit === undefined ? {} : { limit });
-        return rows.map((r) => ({ id: r.id, item: r.value }));
-      },
-      async listLegacy(limit) {
-        outboxCounts.reads++;
-        const rows = await outbox.list(LEGACY_OUTBOX_PREFIX, limit === undefined ? {} : { limit });
-        return rows.filter((r) => !r.id.includes(":")).map((r) => ({ id: r.id, item: r.value }));
-      },
-      settle(mark) {
-        const key = outboxWork.key(`${part("team", mark.team)}:${part("eventId", mark.eventId)}`);
-        // Expired at once rather than deleted: only compare-and-set tells "still what I read".
-        return kv.update<OutboxWork>(key, (v) =>
-          v.last === mark.last && v.at === mark.at ? { value: v, ttlMs: 1 } : undefined,
-        );
-      },
-      async markWork(team, eventId, last) {
-        await outboxWork.put(`${part("team", team)}:${part("eventId", eventId)}`, {
-          last,
-          at: Date.now(),
-        });
-      },
-      remove: async (id) => outbox.delete(id),
-      counts: () => ({ ...outboxCounts }),
-    },
+    outbox: createOutbox(kv, cipher),
     audit: {
       async append(team, entry) {
         const at = entry.at ?? Date.now();

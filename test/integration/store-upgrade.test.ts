@@ -14,6 +14,7 @@ import {
   checkEncryptionKey,
   createCipher,
   openStore,
+  outboxBatchRepo,
   outboxWorkRepo,
   type RepositoryDefinition,
 } from "../../src/store/index.ts";
@@ -38,9 +39,9 @@ import {
 const REQUIRE = process.env.ONAIR_REQUIRE_SERVICES === "1";
 const FIXTURES = new URL("../fixtures/store-upgrade/", import.meta.url).pathname;
 const KEY = Buffer.from(readFileSync(join(FIXTURES, "key.txt"), "utf8").trim(), "base64");
-/** The old code's repositories (outbox-work came after it: its store holds none). */
+/** The old code's repositories (outbox-work and outbox-batch came after it: its store holds none). */
 const REPOS: readonly RepositoryDefinition[] = [
-  ...CORE_REPOSITORIES.filter((d) => d !== outboxWorkRepo),
+  ...CORE_REPOSITORIES.filter((d) => d !== outboxWorkRepo && d !== outboxBatchRepo),
   liveRepo,
   activeRepo,
   sessionsRepo,

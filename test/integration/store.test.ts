@@ -559,15 +559,19 @@ for (const backend of BACKENDS) {
       const b1 = await put("T1", "evB", 2);
       const a2 = await put("T1", "evA", 3);
       const c1 = await put("T2", "evA", 4);
-      expect(a1).toMatch(/^T1:evA:/);
+      // Each awaited alone: a record (batch) of its own, `{team}:{eventId}:{seq}`, item 0 of it.
+      expect(a1).toMatch(/^T1:evA:[^/]+\/0$/);
+      const record = (id: string) => id.slice(0, id.lastIndexOf("/"));
       expect((await store.outbox.listEvent("T1", "evA")).map((x) => x.id)).toEqual([a1, a2]);
       expect((await store.outbox.listEvent("T1", "evA", 1)).map((x) => x.id)).toEqual([a1]);
       expect((await store.outbox.listEvent("T2", "evA")).map((x) => x.id)).toEqual([c1]);
+      expect((await store.outbox.get(a2))?.message).toEqual({ i: 3 });
       const work = await store.outbox.work();
+      // Markers name records.
       expect(work.map((w) => [w.team, w.eventId, w.last])).toEqual([
-        ["T1", "evA", a2],
-        ["T1", "evB", b1],
-        ["T2", "evA", c1],
+        ["T1", "evA", record(a2)],
+        ["T1", "evB", record(b1)],
+        ["T2", "evA", record(c1)],
       ]);
       const [markA, markB] = work;
       // A marker rewritten by a newer item since it was read stays.
@@ -575,7 +579,7 @@ for (const backend of BACKENDS) {
       expect(await store.outbox.settle(markA!)).toBe(false);
       expect(
         (await store.outbox.work()).find((w) => w.eventId === "evA" && w.team === "T1")?.last,
-      ).toBe(a3);
+      ).toBe(record(a3));
       expect(await store.outbox.settle(markB!)).toBe(true);
       // Cleared by expiring it in a millisecond (compare-and-set has no delete).
       await new Promise((r) => setTimeout(r, 5));

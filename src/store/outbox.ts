@@ -1,0 +1,251 @@
+import type { Cipher } from "./crypto.ts";
+import { STORE_ERROR_CODES, StoreError } from "./errors.ts";
+import { part, timeOrderedId } from "./keys.ts";
+import type { KeyValueStore } from "./kv.ts";
+import {
+  type OutboxItem,
+  OutboxItemSchema,
+  type OutboxWork,
+  outboxBatchRepo,
+  outboxRepo,
+  outboxWorkRepo,
+} from "./records.ts";
+import { bindRepository } from "./repository.ts";
+
+/**
+ * The outbox: webhook messages acknowledged and not yet posted, and the markers that tell the
+ * live engine which events have work. The route appends (`put`); the engine lists, applies, and
+ * removes records (engine.ts).
+ */
+
+export interface Outbox {
+  /**
+   * Appends. The items of one event stored in one turn of the event loop go in one record
+   * (`outbox-batch:{team}:{eventId}:{seq}`, in arrival order) with the event's work marker, in
+   * one group commit; each resolves once both have committed. An item naming no event is
+   * keyed by sequence alone, as earlier versions keyed every item. Returns the item's id.
+   */
+  put(item: OutboxItem): Promise<string>;
+  get(id: string): Promise<OutboxItem | undefined>;
+  /** Every item, in key order (per event in arrival order): the engine's sweep, and tooling. */
+  list(limit?: number): Promise<OutboxRow[]>;
+  /** The events with work: one read, whatever the number of items. */
+  work(): Promise<OutboxWorkMark[]>;
+  /**
+   * One event's items, oldest first: its items of earlier versions (one record each) and its
+   * batches, merged in order. `limit` counts records.
+   */
+  listEvent(team: string, eventId: string, limit?: number): Promise<OutboxRow[]>;
+  /** Items keyed by sequence alone (earlier versions'), oldest first. */
+  listLegacy(limit?: number): Promise<OutboxRow[]>;
+  /**
+   * Clears an event's marker if it still holds what `mark` read (compare-and-set), so a marker
+   * rewritten by a newer item meanwhile stays. True when cleared.
+   */
+  settle(mark: OutboxWorkMark): Promise<boolean>;
+  /** Marks an event as having work (a record found with no marker). */
+  markWork(team: string, eventId: string, last: string): Promise<void>;
+  remove(id: string): Promise<boolean>;
+  /** Reads of the outbox (listings of markers and items) and items written, since start. */
+  counts(): { reads: number; written: number };
+}
+
+/**
+ * An item as listed: `id` is the item's own; `record` is the id of the record holding it (the
+ * item itself, or its batch), which markers name; `key` is that record's store key, removed once
+ * every item in it is applied (store.deleteMany).
+ */
+export interface OutboxRow {
+  readonly id: string;
+  readonly item: OutboxItem;
+  readonly record: string;
+  readonly key: string;
+}
+
+/** An event with work in the outbox, as its marker holds it. */
+export interface OutboxWorkMark extends OutboxWork {
+  readonly team: string;
+  readonly eventId: string;
+}
+
+/**
+ * Legacy outbox ids are timeOrderedId()s: 9 base-36 digits of epoch ms, which start with "0"
+ * until 2059; ids keyed per event start with a team id, and are told apart by their colons.
+ */
+const LEGACY_OUTBOX_PREFIX = "0";
+
+/** Items per batch record at most (a few hundred KB at the fields' caps). */
+const BATCH_MAX = 256;
+
+interface PendingBatch {
+  readonly id: string;
+  readonly items: OutboxItem[];
+  readonly written: Promise<void>;
+}
+
+/**
+ * Two listings of one key range (records of single items, batches), each cut at `limit` records,
+ * as one list in record order. Where a listing was cut, nothing after its last record is
+ * returned from the other either: the next read starts there, and nothing is passed over.
+ */
+function merged(
+  items: OutboxRow[],
+  grouped: OutboxRow[],
+  limit: number | undefined,
+  itemRecords: number,
+  groupRecords: number,
+): OutboxRow[] {
+  const all = [...items, ...grouped];
+  if (items.length > 0 && grouped.length > 0) {
+    all.sort((a, b) => (a.record < b.record ? -1 : a.record > b.record ? 1 : 0));
+  }
+  if (limit === undefined) return all;
+  let cut: string | undefined;
+  if (itemRecords >= limit) cut = items.at(-1)?.record;
+  if (groupRecords >= limit) {
+    const last = grouped.at(-1)?.record;
+    if (last !== undefined && (cut === undefined || last < cut)) cut = last;
+  }
+  return cut === undefined ? all : all.filter((r) => r.record <= cut);
+}
+
+export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
+  const outbox = bindRepository(kv, cipher, outboxRepo);
+  const outboxWork = bindRepository(kv, cipher, outboxWorkRepo);
+  const outboxCounts = { reads: 0, written: 0 };
+  const batches = bindRepository(kv, cipher, outboxBatchRepo);
+  /**
+   * Batches still to be written, by event. Every item of an event stored in one turn of the
+   * event loop joins one record, written once with the event's marker (naming it) when the turn
+   * ends: scheduled with setImmediate as the turn's first item arrives, so both join the group
+   * writer's next commit. Every item's caller awaits that commit: a failed write refuses them
+   * all (none was acknowledged), and each is answered only once its record is stored. Only the
+   * record's write decides the answer: a marker whose write failed is put back by the engine's
+   * sweep (engine.ts), and the messages are stored. A batch is closed at BATCH_MAX items, so a
+   * record stays small whatever the burst.
+   */
+  const open = new Map<string, PendingBatch>();
+  const batchLater = (event: string, item: OutboxItem, at: number): Promise<string> => {
+    let b = open.get(event);
+    if (!b || b.items.length >= BATCH_MAX) {
+      const id = `${event}:${timeOrderedId(at)}`;
+      const items: OutboxItem[] = [];
+      const pending: PendingBatch = {
+        id,
+        items,
+        written: new Promise<void>((resolve, reject) =>
+          setImmediate(() => {
+            if (open.get(event) === pending) open.delete(event);
+            const stored = batches.put(id, { items });
+            // Same group commit; its failure is the sweep's to mend, not the callers'.
+            const marked = outboxWork.put(event, { last: id, at }).catch(() => undefined);
+            stored.then(() => marked.then(() => resolve()), reject);
+          }),
+        ),
+      };
+      b = pending;
+      open.set(event, b);
+    }
+    const n = b.items.push(item) - 1;
+    const { id, written } = b;
+    return written.then(() => `${id}/${n}`);
+  };
+  /** A batch's items as rows, each id `{batch}/{n}`. */
+  const batchRows = (id: string, batch: { items: OutboxItem[] }): OutboxRow[] => {
+    const key = batches.key(id);
+    return batch.items.map((item, n) => ({ id: `${id}/${n}`, item, record: id, key }));
+  };
+  /** Both kinds of record under one id prefix, in order (see merged). */
+  const listBoth = async (prefix: string, limit: number | undefined): Promise<OutboxRow[]> => {
+    const opts = limit === undefined ? {} : { limit };
+    const [items, grouped] = await Promise.all([
+      outbox.list(prefix, opts),
+      batches.list(prefix, opts),
+    ]);
+    return merged(
+      items.map((r) => itemRow(r.id, r.value)),
+      grouped.flatMap((r) => batchRows(r.id, r.value)),
+      limit,
+      items.length,
+      grouped.length,
+    );
+  };
+  const itemRow = (id: string, item: OutboxItem): OutboxRow => ({
+    id,
+    item,
+    record: id,
+    key: outbox.key(id),
+  });
+  return {
+    async put(item) {
+      const at = Date.now();
+      if (item.eventId === undefined) {
+        const seq = timeOrderedId(at);
+        await outbox.put(seq, item);
+        outboxCounts.written++;
+        return seq;
+      }
+      const event = `${part("team", item.team)}:${part("eventId", item.eventId)}`;
+      // Validated now, as a record of its own would be: a bad item refuses only its caller.
+      const valid = OutboxItemSchema.safeParse(item);
+      if (!valid.success) {
+        const where = valid.error.issues.map((i) => i.path.join(".") || "item").join(", ");
+        throw new StoreError(
+          STORE_ERROR_CODES.invalid,
+          "set",
+          "schema",
+          `outbox-batch:${event}`,
+          `an outbox item does not match its schema at ${where}`,
+        );
+      }
+      const id = await batchLater(event, valid.data, at);
+      outboxCounts.written++;
+      return id;
+    },
+    async get(id) {
+      const slash = id.lastIndexOf("/");
+      const n = Number(id.slice(slash + 1));
+      if (slash <= 0 || !Number.isInteger(n) || n < 0) return outbox.get(id);
+      return (await batches.get(id.slice(0, slash)))?.items[n];
+    },
+    async list(limit) {
+      outboxCounts.reads++;
+      return listBoth("", limit);
+    },
+    async work() {
+      outboxCounts.reads++;
+      const out: OutboxWorkMark[] = [];
+      for (const r of await outboxWork.list()) {
+        const i = r.id.indexOf(":");
+        if (i <= 0) continue;
+        out.push({ team: r.id.slice(0, i), eventId: r.id.slice(i + 1), ...r.value });
+      }
+      return out;
+    },
+    async listEvent(team, eventId, limit) {
+      outboxCounts.reads++;
+      const p = `${part("team", team)}:${part("eventId", eventId)}:`;
+      return listBoth(p, limit);
+    },
+    async listLegacy(limit) {
+      outboxCounts.reads++;
+      const rows = await outbox.list(LEGACY_OUTBOX_PREFIX, limit === undefined ? {} : { limit });
+      return rows.filter((r) => !r.id.includes(":")).map((r) => itemRow(r.id, r.value));
+    },
+    settle(mark) {
+      const key = outboxWork.key(`${part("team", mark.team)}:${part("eventId", mark.eventId)}`);
+      // Expired at once rather than deleted: only compare-and-set tells "still what I read".
+      return kv.update<OutboxWork>(key, (v) =>
+        v.last === mark.last && v.at === mark.at ? { value: v, ttlMs: 1 } : undefined,
+      );
+    },
+    async markWork(team, eventId, last) {
+      await outboxWork.put(`${part("team", team)}:${part("eventId", eventId)}`, {
+        last,
+        at: Date.now(),
+      });
+    },
+    remove: async (id) => outbox.delete(id),
+    counts: () => ({ ...outboxCounts }),
+  };
+}
