@@ -3,7 +3,7 @@
  * machine where one run swings by a tenth: `tsx bench/pairs.ts [STORE_URL] [PAIRS]` (default a
  * SQLite file of its own, 4 pairs of 10,000 messages) prints each pair's app/floor ratio and
  * their mean. PAIRS_ENGINE=stopped stops the live engine first (the outbox just fills): what the
- * engine draining beside the route costs. Run it before and after a change, alternating.
+ * engine draining beside the route costs; PAIRS_ENGINE=inline runs it on the route's thread. Run it before and after a change, alternating.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -17,7 +17,10 @@ const dir = mkdtempSync(join(tmpdir(), "onair-pairs-"));
 const storeUrl = process.argv[2] || `sqlite://${join(dir, "pairs.sqlite")}`;
 const pairs = Number(process.argv[3] || 4);
 const COUNT = 10_000;
-const h = await startBenchApp({ storeUrl });
+const h = await startBenchApp({
+  storeUrl,
+  ...(process.env.PAIRS_ENGINE === "inline" ? { liveEngine: "inline" as const } : {}),
+});
 try {
   const target = await subscribe(h, "Pairs", CHANNELS.events);
   if (process.env.PAIRS_ENGINE === "stopped") await h.app.live.stop();
