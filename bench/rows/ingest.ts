@@ -241,10 +241,12 @@ async function ingestRows(
     rows.push({
       measure: `webhook ingest, ${label}: route thread busy per message (µs)`,
       figure: `${fmt(appBusy, 0)} (≤ ${fmt(1e6 / appBusy, 0)} msg/s on one core)`,
-      baseline: `${fmt(baseBusy, 0)} bare`,
-      ratio: fmt(busyRatio, 2),
-      bar: "≤ 1.6× bare",
-      met: busyRatio <= 1.6,
+      // Shown against the floor's thread: the design's bars are the floor's (throughput, p99);
+      // an earlier bar against bare node:http (≤ 1.6×) left with them.
+      baseline: `floor ${fmt(floor.busy, 0)}; bare ${fmt(baseBusy, 0)}`,
+      ratio: `${fmt(appBusy / floor.busy, 2)} · ${fmt(busyRatio, 2)}`,
+      bar: "-",
+      met: undefined,
     });
     rows.push({
       measure: `webhook ingest, ${label}: route thread CPU per message (µs)`,
