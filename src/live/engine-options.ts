@@ -24,7 +24,7 @@ export interface LiveEngineOptions {
   digestEveryMs?: number;
   /** Owner lease (shared stores). Default 10 s. */
   leaseMs?: number;
-  /** Outbox items read per turn. Default 1000. */
+  /** Outbox items read per event and turn (in whole records: up to 63 more). Default 1000. */
   batch?: number;
   /**
    * How often the oldest outbox items are looked at for one whose event has no marker (its

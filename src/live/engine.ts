@@ -272,16 +272,17 @@ export class LiveEngine {
         await this.resume(run);
       }
       if (run.dropped) continue;
+      // Cleared once the record it names has been drained, in this turn or the event's previous
+      // one (the marker read may be newer than the listing before it; a marker can land a
+      // group before its record), or when it names a record that never came (a write that
+      // failed). Remembered for a full listing too, whose last record the marker may name.
+      const seen =
+        rows.some((r) => r.record === mark.last) || this.drained.get(key)?.has(mark.last) === true;
+      if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.record)));
       if (rows.length >= this.options.batch) {
         this.again = true;
         continue;
       }
-      // Cleared once the item it names has been drained, in this turn or the event's previous
-      // batch (the marker read may be newer than the listing before it; a marker can land a
-      // group before its item), or when it names an item that never came (a write that failed).
-      const seen =
-        rows.some((r) => r.record === mark.last) || this.drained.get(key)?.has(mark.last) === true;
-      if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.record)));
       if ((seen || now - mark.at > STALE_MARK_MS) && (await outbox.settle(mark))) {
         this.drained.delete(key);
         this.recheck.set(key, { team: mark.team, eventId: mark.eventId, at: now + RECHECK_MS });

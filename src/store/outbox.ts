@@ -21,8 +21,9 @@ import { bindRepository } from "./repository.ts";
 export interface Outbox {
   /**
    * Appends. The items of one event stored in one turn of the event loop go in one record
-   * (`outbox-batch:{team}:{eventId}:{seq}`, in arrival order) with the event's work marker, in
-   * one group commit; each resolves once both have committed. An item naming no event is
+   * (`outbox-batch:{team}:{eventId}:{seq}`, in arrival order), written with the event's work
+   * marker naming it (in the same group commit, or the next when the marker's key is still in
+   * flight or the group is full); each resolves once both have committed. An item naming no event is
    * keyed by sequence alone, as earlier versions keyed every item. Returns the item's id.
    */
   put(item: OutboxItem): Promise<string>;
@@ -33,7 +34,7 @@ export interface Outbox {
   work(): Promise<OutboxWorkMark[]>;
   /**
    * One event's items, oldest first: its items of earlier versions (one record each) and its
-   * batches, merged in order. `limit` counts records.
+   * batches, merged in order; about `limit` items, in whole records (see merged).
    */
   listEvent(team: string, eventId: string, limit?: number): Promise<OutboxRow[]>;
   /** Items keyed by sequence alone (earlier versions'), oldest first. */
@@ -74,8 +75,13 @@ export interface OutboxWorkMark extends OutboxWork {
  */
 const LEGACY_OUTBOX_PREFIX = "0";
 
-/** Items per batch record at most (a few hundred KB at the fields' caps). */
-const BATCH_MAX = 256;
+/**
+ * Items per batch record at most: past a few dozen, a bigger record saves nothing more per item,
+ * and a listing's read is bounded by records (see `listBoth`).
+ */
+const BATCH_MAX = 64;
+/** A listing of `limit` items reads at most this share of `limit` in batch records. */
+const BATCH_RECORDS_PER_ITEM = 1 / 4;
 
 interface PendingBatch {
   readonly id: string;
@@ -84,29 +90,35 @@ interface PendingBatch {
 }
 
 /**
- * Two listings of one key range (records of single items, batches), each cut at `limit` records,
- * as one list in record order. Where a listing was cut, nothing after its last record is
- * returned from the other either: the next read starts there, and nothing is passed over.
+ * Two listings of one key range (records of single items, batches) as one list in record order,
+ * of about `limit` items (whole records: a record is applied and removed as one). Where a
+ * listing was cut at its record limit, nothing after its last record is returned from the other
+ * either, and the list ends at the first record boundary at or past `limit` items: the next read
+ * starts there, and nothing is passed over.
  */
 function merged(
-  items: OutboxRow[],
-  grouped: OutboxRow[],
+  items: { rows: OutboxRow[]; cut: boolean },
+  grouped: { rows: OutboxRow[]; cut: boolean },
   limit: number | undefined,
-  itemRecords: number,
-  groupRecords: number,
 ): OutboxRow[] {
-  const all = [...items, ...grouped];
-  if (items.length > 0 && grouped.length > 0) {
+  const all = [...items.rows, ...grouped.rows];
+  if (items.rows.length > 0 && grouped.rows.length > 0) {
     all.sort((a, b) => (a.record < b.record ? -1 : a.record > b.record ? 1 : 0));
   }
   if (limit === undefined) return all;
   let cut: string | undefined;
-  if (itemRecords >= limit) cut = items.at(-1)?.record;
-  if (groupRecords >= limit) {
-    const last = grouped.at(-1)?.record;
+  if (items.cut) cut = items.rows.at(-1)?.record;
+  if (grouped.cut) {
+    const last = grouped.rows.at(-1)?.record;
     if (last !== undefined && (cut === undefined || last < cut)) cut = last;
   }
-  return cut === undefined ? all : all.filter((r) => r.record <= cut);
+  const out: OutboxRow[] = [];
+  for (const r of all) {
+    if (cut !== undefined && r.record > cut) break;
+    if (out.length >= limit && out[out.length - 1]?.record !== r.record) break;
+    out.push(r);
+  }
+  return out;
 }
 
 export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
@@ -118,7 +130,9 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
    * Batches still to be written, by event. Every item of an event stored in one turn of the
    * event loop joins one record, written once with the event's marker (naming it) when the turn
    * ends: scheduled with setImmediate as the turn's first item arrives, so both join the group
-   * writer's next commit. Every item's caller awaits that commit: a failed write refuses them
+   * writer's next commit (the marker the one after, when its key is still in flight from the
+   * last turn or the group is full; the engine finds a record either way). Every item's caller
+   * awaits both: a failed write refuses them
    * all (none was acknowledged), and each is answered only once its record is stored. Only the
    * record's write decides the answer: a marker whose write failed is put back by the engine's
    * sweep (engine.ts), and the messages are stored. A batch is closed at BATCH_MAX items, so a
@@ -137,7 +151,7 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
           setImmediate(() => {
             if (open.get(event) === pending) open.delete(event);
             const stored = batches.put(id, { items });
-            // Same group commit; its failure is the sweep's to mend, not the callers'.
+            // Its failure is the sweep's to mend, not the callers'.
             const marked = outboxWork.put(event, { last: id, at }).catch(() => undefined);
             stored.then(() => marked.then(() => resolve()), reject);
           }),
@@ -155,19 +169,27 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
     const key = batches.key(id);
     return batch.items.map((item, n) => ({ id: `${id}/${n}`, item, record: id, key }));
   };
-  /** Both kinds of record under one id prefix, in order (see merged). */
+  /**
+   * Both kinds of record under one id prefix, in order, about `limit` items (see merged): at most
+   * `limit` records of single items and `limit / 4` batches (at most 16 × `limit` items read).
+   */
   const listBoth = async (prefix: string, limit: number | undefined): Promise<OutboxRow[]> => {
-    const opts = limit === undefined ? {} : { limit };
+    const batchLimit =
+      limit === undefined ? undefined : Math.max(1, Math.ceil(limit * BATCH_RECORDS_PER_ITEM));
     const [items, grouped] = await Promise.all([
-      outbox.list(prefix, opts),
-      batches.list(prefix, opts),
+      outbox.list(prefix, limit === undefined ? {} : { limit }),
+      batches.list(prefix, batchLimit === undefined ? {} : { limit: batchLimit }),
     ]);
     return merged(
-      items.map((r) => itemRow(r.id, r.value)),
-      grouped.flatMap((r) => batchRows(r.id, r.value)),
+      {
+        rows: items.map((r) => itemRow(r.id, r.value)),
+        cut: limit !== undefined && items.length >= limit,
+      },
+      {
+        rows: grouped.flatMap((r) => batchRows(r.id, r.value)),
+        cut: batchLimit !== undefined && grouped.length >= batchLimit,
+      },
       limit,
-      items.length,
-      grouped.length,
     );
   };
   const itemRow = (id: string, item: OutboxItem): OutboxRow => ({

@@ -259,8 +259,8 @@ export const outboxBatchRepo = defineRepository({
 // outbox-work:{team}:{eventId}
 
 /**
- * An event whose outbox holds work: written in the same group commit as each of its items, so
- * the engine lists these (one short read) and then only the items of events it owns.
+ * An event whose outbox holds work: written with each of its records (outbox.ts), so the engine
+ * lists these (one short read) and then only the records of events it owns.
  */
 export const OutboxWorkSchema = z.object({
   /** The id of the newest record (an item, or a batch of items) written with this marker. */

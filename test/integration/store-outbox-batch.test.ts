@@ -63,44 +63,46 @@ describe("the outbox, one record and one marker per event per turn", () => {
     const written = groups.flat();
     expect(written.filter((k) => k === "outbox-work:T1:E1")).toHaveLength(1);
     expect(written.filter((k) => k === "outbox-work:T1:E2")).toHaveLength(1);
-    // Two records for 250 messages, none of the one-item kind.
-    expect(written.filter((k) => k.startsWith("outbox-batch:"))).toHaveLength(2);
+    // Five records for 250 messages (at most 64 each), none of the one-item kind.
+    expect(written.filter((k) => k.startsWith("outbox-batch:"))).toHaveLength(5);
     expect(written.filter((k) => k.startsWith("outbox:"))).toEqual([]);
     // The marker shares a group commit with its record.
     const withMark = groups.find((g) => g.includes("outbox-work:T1:E1"));
     expect(withMark?.some((k) => k.startsWith("outbox-batch:T1:E1:"))).toBe(true);
 
     // Each caller has its own id: the record's, and its place in it.
-    expect(new Set(ids1.map(recordOf)).size).toBe(1);
     expect(ids1.map((id) => id.slice(id.lastIndexOf("/") + 1))).toEqual(
-      ids1.map((_, i) => String(i)),
+      ids1.map((_, i) => String(i % 64)),
     );
     const marks = new Map((await store.outbox.work()).map((m) => [m.eventId, m]));
-    expect(marks.get("E1")?.last).toBe(recordOf(ids1[0]!));
+    expect(marks.get("E1")?.last).toBe(recordOf(ids1.at(-1)!));
     expect(marks.get("E2")?.last).toBe(recordOf(ids2[0]!));
 
     const listed = await store.outbox.listEvent("T1", "E1", 1_000);
     expect(listed.map((r) => r.id)).toEqual(ids1);
     expect(listed.map((r) => (r.item.message as { i: number }).i)).toEqual([...Array(200).keys()]);
-    expect(new Set(listed.map((r) => r.key))).toEqual(
-      new Set([`outbox-batch:${recordOf(ids1[0]!)}`]),
+    // 200 in one turn: four records (64, 64, 64, 8), in order.
+    expect([...new Set(listed.map((r) => r.key))]).toEqual(
+      [...new Set(ids1.map(recordOf))].map((r) => `outbox-batch:${r}`),
     );
+    expect(new Set(ids1.map(recordOf)).size).toBe(4);
     expect(await store.outbox.get(ids1[7]!)).toEqual(item("E1", 7));
     expect(await store.outbox.listEvent("T1", "E2", 1_000)).toHaveLength(50);
   });
 
-  it("closes a record at 256 items and names the newest in the marker", async () => {
+  it("closes a record at 64 items and names the newest in the marker", async () => {
     groups.length = 0;
     const ids = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => store.outbox.put(item("E3", i))),
+      Array.from({ length: 150 }, (_, i) => store.outbox.put(item("E3", i))),
     );
     const records = [...new Set(ids.map(recordOf))];
-    expect(records).toHaveLength(2);
-    expect(ids.filter((id) => recordOf(id) === records[0])).toHaveLength(256);
-    expect((await store.outbox.work()).find((m) => m.eventId === "E3")?.last).toBe(records[1]);
+    expect(records.map((r) => ids.filter((id) => recordOf(id) === r).length)).toEqual([64, 64, 22]);
+    expect((await store.outbox.work()).find((m) => m.eventId === "E3")?.last).toBe(records[2]);
     expect((await store.outbox.listEvent("T1", "E3")).map((r) => r.id)).toEqual(ids);
-    // `limit` counts records.
-    expect(await store.outbox.listEvent("T1", "E3", 1)).toHaveLength(256);
+    // `limit` counts items, in whole records: one record for 1, two for 65.
+    expect(await store.outbox.listEvent("T1", "E3", 1)).toHaveLength(64);
+    expect(await store.outbox.listEvent("T1", "E3", 64)).toHaveLength(64);
+    expect(await store.outbox.listEvent("T1", "E3", 65)).toHaveLength(128);
   });
 
   it("moves on with an item of a later turn", async () => {
@@ -162,6 +164,10 @@ describe("the outbox, one record and one marker per event per turn", () => {
     ]);
     // Cut at one record of each kind: nothing after the earlier cut is passed over.
     expect((await store.outbox.listEvent("T1", "E6", 1)).map((r) => r.id)).toEqual([oldId]);
+    expect((await store.outbox.listEvent("T1", "E6", 2)).map((r) => r.id)).toEqual([
+      oldId,
+      ...newer,
+    ]);
     // The sweep's listing sees both kinds too.
     const all = await store.outbox.list();
     expect(all.filter((r) => r.item.eventId === "E6").map((r) => r.id)).toEqual(
@@ -176,5 +182,28 @@ describe("the outbox, one record and one marker per event per turn", () => {
     const id = await store.outbox.put(noEvent);
     expect(groups.flat().filter((k) => k.startsWith("outbox-work:"))).toEqual([]);
     expect(groups.flat()).toEqual([`outbox:${id}`]);
+  });
+
+  it("stops at the batches' cut when an item of an earlier version comes after it", async () => {
+    // Eight one-item batches, then an old item: a listing of 4 items reads 1 batch (4 / 4).
+    const batchIds: string[] = [];
+    for (let i = 0; i < 8; i++) batchIds.push(await store.outbox.put(item("E7", i)));
+    const oldId = `T1:E7:${timeOrderedId(Date.now() + 60_000)}`;
+    await store.repository(outboxRepo).put(oldId, item("E7", 99));
+    const first = await store.outbox.listEvent("T1", "E7", 4);
+    // Never the old item before the batches it follows.
+    expect(first.map((r) => r.id)).toEqual(batchIds.slice(0, 1));
+    expect((await store.outbox.listEvent("T1", "E7")).map((r) => r.id)).toEqual([
+      ...batchIds,
+      oldId,
+    ]);
+  });
+
+  it("are removed with their workspace", async () => {
+    await store.outbox.put({ ...item("E8", 1), team: "T8" });
+    expect(await store.repository(outboxBatchRepo).ids("T8:")).toHaveLength(1);
+    await store.deleteTeam("T8");
+    expect(await store.repository(outboxBatchRepo).ids("T8:")).toEqual([]);
+    expect(await store.outbox.listEvent("T8", "E8")).toEqual([]);
   });
 });

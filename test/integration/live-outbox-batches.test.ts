@@ -1,0 +1,196 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Writable } from "node:stream";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { LiveEngine, type LiveEngineOptions } from "../../src/live/engine.ts";
+import { createLogger } from "../../src/log.ts";
+import { createMetrics } from "../../src/metrics.ts";
+import {
+  createCipher,
+  openStore,
+  outboxBatchRepo,
+  outboxRepo,
+  type Store,
+  timeOrderedId,
+} from "../../src/store/index.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
+
+/**
+ * The live engine on outbox batches (one record per event and turn), on a real SQLite file: it
+ * drains them with an event's items of earlier versions in order, removes each record once,
+ * clears the marker naming the last one, reads about `batch` items a turn however large the
+ * backlog, and marks a batch whose marker never landed.
+ */
+
+const logger = createLogger({
+  level: "warn",
+  destination: new Writable({ write: (_c, _e, cb) => cb() }),
+});
+
+describe("the live engine on outbox batches", () => {
+  const dir = mkdtempSync(join(tmpdir(), "onair-batches-"));
+  let store: Store;
+  let engine: LiveEngine | undefined;
+  beforeAll(async () => {
+    store = await openStore(`sqlite://${join(dir, "s.sqlite")}`, {
+      cipher: createCipher(randomBytes(32)),
+      sweepIntervalMs: 0,
+    });
+  });
+  afterEach(async () => {
+    await engine?.stop();
+    engine = undefined;
+    unspy();
+  });
+  afterAll(async () => {
+    await store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const item = (eventId: string, i: number) => ({
+    team: "T1",
+    subscriptionId: `sub-${eventId}`,
+    eventId,
+    receivedAt: i,
+    message: {
+      type: "ATTENDEE_INFO",
+      eventId,
+      instanceId: "i1",
+      info: {
+        endpointGuid: `guid-${i}`,
+        endpointType: "web",
+        infoType: "JOIN",
+        joinTime: 1_000 + i,
+        name: `Attendee ${i}`,
+      },
+    },
+  });
+
+  /** A subscription for the event, so that its items are applied (a card in one channel). */
+  const subscribe = (eventId: string) =>
+    store.subscriptions.put(`sub-${eventId}`, {
+      team: "T1",
+      eventId,
+      channels: ["C0EVENTS"],
+      secretSha256: "0".repeat(64),
+      types: ["EVENT_STATE", "ATTENDEE_INFO"],
+      noise: "counter",
+      createdAt: Date.now(),
+    });
+
+  /** Every listing the engine makes (with a limit: the test's own have none), as returned. */
+  const listings: Array<{ eventId: string; items: number; records: number }> = [];
+  const listEvent = () => store.outbox.listEvent;
+  let unspy = () => {};
+  function start(options: LiveEngineOptions): LiveEngine {
+    const original = listEvent();
+    store.outbox.listEvent = async (team, eventId, limit) => {
+      const rows = await original.call(store.outbox, team, eventId, limit);
+      if (limit !== undefined) {
+        const records = new Set(rows.map((r) => r.key)).size;
+        listings.push({ eventId, items: rows.length, records });
+      }
+      return rows;
+    };
+    unspy = () => {
+      store.outbox.listEvent = original;
+    };
+    const e = new LiveEngine(
+      {
+        store,
+        logger,
+        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+        now: () => Date.now(),
+        onClose: () => undefined,
+        metrics: createMetrics(),
+      },
+      { pollMs: 20, maxPollMs: 100, minTurnMs: 10, ...options },
+    );
+    e.start();
+    engine = e;
+    return e;
+  }
+
+  const left = async (eventId: string) => (await store.outbox.listEvent("T1", eventId)).length;
+
+  it("drains an event's item of an earlier version and its batches in order, each record removed once, and clears its marker", async () => {
+    await subscribe("E1");
+    const old = `T1:E1:${timeOrderedId(Date.now() - 60_000)}`;
+    await store.repository(outboxRepo).put(old, item("E1", 0));
+    // One turn: 300 items in five records (64 each, the last 44).
+    const ids = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => store.outbox.put(item("E1", i + 1))),
+    );
+    expect(new Set(ids.map((id) => id.slice(0, id.lastIndexOf("/")))).size).toBe(5);
+    const deleted: string[][] = [];
+    const deleteMany = store.deleteMany.bind(store);
+    store.deleteMany = (keys) => {
+      deleted.push([...keys]);
+      return deleteMany(keys);
+    };
+    try {
+      const e = start({});
+      await eventually(
+        async () =>
+          (await left("E1")) === 0 && (await store.outbox.work()).length === 0 ? true : undefined,
+        "E1 drained and its marker cleared",
+        10_000,
+      );
+      await e.settled();
+      const outboxKeys = deleted.flat().filter((k) => k.startsWith("outbox"));
+      // Each record once: the old item's and the five batches'.
+      expect(outboxKeys).toHaveLength(6);
+      expect(new Set(outboxKeys).size).toBe(6);
+      expect(outboxKeys.filter((k) => k.startsWith("outbox:"))).toEqual([`outbox:${old}`]);
+      // Every one of the 301 applied: 301 attendees.
+      const figures = await e.figures("T1", "E1");
+      expect(figures?.unique).toBe(301);
+    } finally {
+      store.deleteMany = deleteMany;
+    }
+  }, 20_000);
+
+  it("reads about `batch` items a turn from a large backlog of full records, and clears the marker when done", async () => {
+    await subscribe("E2");
+    // Ten turns' worth written before the engine starts: ten records of 64.
+    for (let t = 0; t < 10; t++) {
+      await Promise.all(
+        Array.from({ length: 64 }, (_, i) => store.outbox.put(item("E2", t * 64 + i))),
+      );
+    }
+    listings.length = 0;
+    start({ batch: 100 });
+    await eventually(
+      async () =>
+        (await left("E2")) === 0 && !(await store.outbox.work()).some((w) => w.eventId === "E2")
+          ? true
+          : undefined,
+      "E2 drained and its marker cleared",
+      // Well before a marker naming a record never seen is dropped as stale (30 s).
+      10_000,
+    );
+    const reads = listings.filter((l) => l.eventId === "E2" && l.items > 0);
+    // 100 items or a little more (whole records of 64): two records a turn, never all ten.
+    expect(Math.max(...reads.map((l) => l.items))).toBe(128);
+    expect(reads.map((l) => l.records)).toEqual([2, 2, 2, 2, 2]);
+  }, 20_000);
+
+  it("marks and drains a batch whose marker never landed", async () => {
+    await subscribe("E3");
+    const id = `T1:E3:${timeOrderedId()}`;
+    await store
+      .repository(outboxBatchRepo)
+      .put(id, { items: [item("E3", 1), item("E3", 2), item("E3", 3)] });
+    expect((await store.outbox.work()).some((w) => w.eventId === "E3")).toBe(false);
+    const e = start({ sweepMs: 50 });
+    await eventually(
+      async () => ((await left("E3")) === 0 ? true : undefined),
+      "the unmarked batch found by the sweep and drained",
+      10_000,
+    );
+    await e.settled();
+    expect((await e.figures("T1", "E3"))?.unique).toBe(3);
+  }, 20_000);
+});
