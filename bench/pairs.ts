@@ -3,7 +3,9 @@
  * machine where one run swings by a tenth: `tsx bench/pairs.ts [STORE_URL] [PAIRS]` (default a
  * SQLite file of its own, 4 pairs of 10,000 messages) prints each pair's app/floor ratio and
  * their mean. PAIRS_ENGINE=stopped stops the live engine first (the outbox just fills): what the
- * engine draining beside the route costs; PAIRS_ENGINE=inline runs it on the route's thread. Run it before and after a change, alternating.
+ * engine draining beside the route costs; PAIRS_ENGINE=inline runs it on the route's thread.
+ * Run it before and after a change, alternating. A STORE_URL given here is written without a
+ * namespace and not emptied after: give it a database of its own.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
