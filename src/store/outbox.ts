@@ -121,6 +121,24 @@ function merged(
   return out;
 }
 
+/**
+ * A batch's item checked as a record of its own would be, as it is written (`set`: the caller's
+ * mistake) or read (`get`: the store's content is not what was written). records.ts says why
+ * here and not for the batch as a whole.
+ */
+function checkedItem(raw: unknown, op: "set" | "get", key: string, what: string): OutboxItem {
+  const parsed = OutboxItemSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const where = parsed.error.issues.map((i) => i.path.join(".") || "item").join(", ");
+  throw new StoreError(
+    op === "set" ? STORE_ERROR_CODES.invalid : STORE_ERROR_CODES.corrupt,
+    op,
+    "schema",
+    key,
+    `${what} does not match its schema at ${where}`,
+  );
+}
+
 export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
   const outbox = bindRepository(kv, cipher, outboxRepo);
   const outboxWork = bindRepository(kv, cipher, outboxWorkRepo);
@@ -165,9 +183,14 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
     return written.then(() => `${id}/${n}`);
   };
   /** A batch's items as rows, each id `{batch}/{n}`. */
-  const batchRows = (id: string, batch: { items: OutboxItem[] }): OutboxRow[] => {
+  const batchRows = (id: string, batch: { items: unknown[] }): OutboxRow[] => {
     const key = batches.key(id);
-    return batch.items.map((item, n) => ({ id: `${id}/${n}`, item, record: id, key }));
+    return batch.items.map((raw, n) => ({
+      id: `${id}/${n}`,
+      item: checkedItem(raw, "get", key, `item ${n}`),
+      record: id,
+      key,
+    }));
   };
   /**
    * Both kinds of record under one id prefix, in order, about `limit` items (see merged): at most
@@ -209,18 +232,8 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
       }
       const event = `${part("team", item.team)}:${part("eventId", item.eventId)}`;
       // Validated now, as a record of its own would be: a bad item refuses only its caller.
-      const valid = OutboxItemSchema.safeParse(item);
-      if (!valid.success) {
-        const where = valid.error.issues.map((i) => i.path.join(".") || "item").join(", ");
-        throw new StoreError(
-          STORE_ERROR_CODES.invalid,
-          "set",
-          "schema",
-          `outbox-batch:${event}`,
-          `an outbox item does not match its schema at ${where}`,
-        );
-      }
-      const id = await batchLater(event, valid.data, at);
+      const valid = checkedItem(item, "set", `outbox-batch:${event}`, "an outbox item");
+      const id = await batchLater(event, valid, at);
       outboxCounts.written++;
       return id;
     },
@@ -228,7 +241,11 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
       const slash = id.lastIndexOf("/");
       const n = Number(id.slice(slash + 1));
       if (slash <= 0 || !Number.isInteger(n) || n < 0) return outbox.get(id);
-      return (await batches.get(id.slice(0, slash)))?.items[n];
+      const record = id.slice(0, slash);
+      const raw = (await batches.get(record))?.items[n];
+      return raw === undefined
+        ? undefined
+        : checkedItem(raw, "get", batches.key(record), `item ${n}`);
     },
     async list(limit) {
       outboxCounts.reads++;

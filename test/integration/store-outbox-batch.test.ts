@@ -3,9 +3,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { KeyvEntry } from "keyv";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import {
   createCipher,
+  OutboxItemSchema,
   openStore,
   outboxBatchRepo,
   outboxRepo,
@@ -205,5 +206,31 @@ describe("the outbox, one record and one marker per event per turn", () => {
     await store.deleteTeam("T8");
     expect(await store.repository(outboxBatchRepo).ids("T8:")).toEqual([]);
     expect(await store.outbox.listEvent("T8", "E8")).toEqual([]);
+  });
+
+  it("checks every item, one by one, as it is written and as it is read", async () => {
+    const checks = vi.spyOn(OutboxItemSchema, "safeParse");
+    try {
+      await Promise.all(Array.from({ length: 10 }, (_, i) => store.outbox.put(item("E10", i))));
+      expect(checks).toHaveBeenCalledTimes(10);
+      checks.mockClear();
+      expect(await store.outbox.listEvent("T1", "E10")).toHaveLength(10);
+      expect(checks).toHaveBeenCalledTimes(10);
+    } finally {
+      checks.mockRestore();
+    }
+  });
+
+  it("does not check a batch as a whole again when it is written, and reads one holding something that is not an item as corrupt", async () => {
+    const id = `T1:E11:${timeOrderedId()}`;
+    await store
+      .repository(outboxBatchRepo)
+      .put(id, { items: [item("E11", 1), { team: "T1", receivedAt: "never" }] });
+    await expect(store.outbox.listEvent("T1", "E11")).rejects.toMatchObject({
+      code: "store_corrupt",
+      key: expect.stringContaining(`outbox-batch:${id}`),
+    });
+    await expect(store.outbox.get(`${id}/1`)).rejects.toMatchObject({ code: "store_corrupt" });
+    expect(await store.outbox.get(`${id}/0`)).toEqual(item("E11", 1));
   });
 });
