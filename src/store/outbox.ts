@@ -150,11 +150,10 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
    * ends: scheduled with setImmediate as the turn's first item arrives, so both join the group
    * writer's next commit (the marker the one after, when its key is still in flight from the
    * last turn or the group is full; the engine finds a record either way). Every item's caller
-   * awaits both: a failed write refuses them
-   * all (none was acknowledged), and each is answered only once its record is stored. Only the
-   * record's write decides the answer: a marker whose write failed is put back by the engine's
-   * sweep (engine.ts), and the messages are stored. A batch is closed at BATCH_MAX items, so a
-   * record stays small whatever the burst.
+   * awaits both: a failed write refuses them all (none was acknowledged), and each is answered
+   * only once its record is stored. Only the record's write decides the answer: a marker whose
+   * write failed is put back by the engine's sweep (engine.ts), and the messages are stored. A
+   * batch is closed at BATCH_MAX items, so a record stays small whatever the burst.
    */
   const open = new Map<string, PendingBatch>();
   const batchLater = (event: string, item: OutboxItem, at: number): Promise<string> => {
