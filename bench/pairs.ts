@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { CHANNELS, startBenchApp } from "./harness/app.ts";
+import { CHANNELS, caughtUp, startBenchApp } from "./harness/app.ts";
 import { load } from "./harness/measure.ts";
 import { subscribe } from "./harness/seed.ts";
 import { floorIngest } from "./rows/floor.ts";
@@ -18,7 +18,7 @@ import { floorIngest } from "./rows/floor.ts";
 const dir = mkdtempSync(join(tmpdir(), "onair-pairs-"));
 const storeUrl = process.argv[2] || `sqlite://${join(dir, "pairs.sqlite")}`;
 const pairs = Number(process.argv[3] || 4);
-const COUNT = 10_000;
+const COUNT = Number(process.env.PAIRS_COUNT || 10_000);
 const h = await startBenchApp({
   storeUrl,
   ...(process.env.PAIRS_ENGINE === "inline" ? { liveEngine: "inline" as const } : {}),
@@ -35,15 +35,17 @@ try {
   };
   await load({ ...plan, count: 3_000, offset: 1_000_000 });
   const ratios: number[] = [];
+  const lags: number[] = [];
   for (let r = 0; r < pairs; r++) {
     const floor = await floorIngest(storeUrl, COUNT, 32);
     const app = await load({ ...plan, count: COUNT, offset: 2_000_000 + r * 100_000 });
     if (app.failed > 0) throw new Error(`${app.failed} messages failed`);
     ratios.push(app.perSec / floor.perSec);
+    if (process.env.PAIRS_ENGINE !== "stopped") lags.push(await caughtUp(h));
   }
   const mean = ratios.reduce((a, b) => a + b, 0) / ratios.length;
   process.stdout.write(
-    `app/floor msg/s, ${pairs} pairs: ${ratios.map((x) => x.toFixed(2)).join(" / ")}; mean ${mean.toFixed(3)}\n`,
+    `app/floor msg/s, ${pairs} pairs: ${ratios.map((x) => x.toFixed(2)).join(" / ")}; mean ${mean.toFixed(3)}; engine caught up ${lags.map((x) => x.toFixed(0)).join(" / ")} ms after the last ack\n`,
   );
 } finally {
   await h.close();

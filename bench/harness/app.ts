@@ -73,3 +73,18 @@ export async function startBenchApp(
     },
   };
 }
+
+/**
+ * Waits until the live engine has drained the outbox (nothing left to apply) and returns how
+ * long that took in ms. Run after each app load and before the next floor's: a drain still
+ * running would slow the floor's run and flatter the app's ratio (the engine's work must count
+ * against the app, not against the floor). Gives up after `limitMs` (the figure says so).
+ */
+export async function caughtUp(h: BenchApp, limitMs = 60_000): Promise<number> {
+  const start = performance.now();
+  while (performance.now() - start < limitMs) {
+    if ((await h.app.store.outbox.list(1)).length === 0) return performance.now() - start;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  return Number.POSITIVE_INFINITY;
+}
