@@ -64,7 +64,7 @@ const INGEST = SHORT
   ? { count: 2_000, warmup: 500, concurrency: 32 }
   : { count: 20_000, warmup: 2_000, concurrency: 32 };
 /** Pairs (floor, then app) of each bar's measure; the bars are judged on their median. */
-const ROUNDS = SHORT ? 1 : 3;
+const ROUNDS = SHORT ? 1 : 5;
 
 function median(xs: readonly number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
