@@ -163,11 +163,11 @@ export class EventLive {
     let flat = inst.sessions.get(guid);
     const wasIn = flat !== undefined && isOpen(flat);
     const notices: Notice[] = [];
-    const who = {
-      name: info.name,
-      ...(info.email ? { email: info.email } : {}),
-      instanceId: inst.id,
-    };
+    // Literals, not spreads of a `who` object: this runs once per webhook message.
+    const notice = (kind: Notice["kind"]): Notice =>
+      info.email
+        ? { kind, name: info.name, email: info.email, instanceId: inst.id }
+        : { kind, name: info.name, instanceId: inst.id };
     let idx = -1;
     if (flat) {
       for (let i = 0; i < flat.length; i += 2) {
@@ -188,14 +188,14 @@ export class EventLive {
       inst.joins++;
       // One attendee is one endpointGuid, present once: a JOIN while already in (its LEFT was
       // lost) changes no figure and is no news for the thread.
-      if (!wasIn) notices.push({ kind: "join", ...who });
+      if (!wasIn) notices.push(notice("join"));
     } else {
       const leaveTime = info.leaveTime ?? info.joinTime;
       if (idx >= 0) {
         if (flat?.[idx + 1] !== 0) return { changed: false, notices: [] };
         flat[idx + 1] = Math.max(leaveTime, 1);
         inst.leaves++;
-        notices.push({ kind: "leave", ...who });
+        notices.push(notice("leave"));
       } else {
         // The JOIN was lost or is late: the session is recorded closed, so the JOIN, if it
         // comes, is recognised as already seen.
@@ -207,7 +207,7 @@ export class EventLive {
         flat.push(info.joinTime, Math.max(leaveTime, 1));
         inst.joins++;
         inst.leaves++;
-        notices.push({ kind: "join", ...who }, { kind: "leave", ...who });
+        notices.push(notice("join"), notice("leave"));
       }
     }
     const known = inst.people.get(guid);
