@@ -3,8 +3,9 @@
  * machine where one run swings by a tenth: `tsx bench/pairs.ts [STORE_URL] [PAIRS]` (default a
  * SQLite file of its own, 4 pairs of PAIRS_COUNT or 10,000 messages) prints each pair's
  * app/floor ratio, their mean, and how long after each app run's last ack the engine had applied
- * everything (the next floor run waits for that). PAIRS_ENGINE=stopped stops the live engine first (the outbox just fills): what the
- * engine draining beside the route costs; PAIRS_ENGINE=inline runs it on the route's thread.
+ * everything (the next floor run waits for that). PAIRS_ENGINE=stopped stops the live engine
+ * first (the outbox just fills): what the engine draining beside the route costs;
+ * PAIRS_ENGINE=inline runs it on the route's thread.
  * Run it before and after a change, alternating. A STORE_URL given here is written without a
  * namespace and not emptied after: give it a database of its own.
  */
@@ -35,6 +36,7 @@ try {
     concurrency: 32,
   };
   await load({ ...plan, count: 3_000, offset: 1_000_000 });
+  if (process.env.PAIRS_ENGINE !== "stopped") await caughtUp(h);
   const ratios: number[] = [];
   const lags: number[] = [];
   for (let r = 0; r < pairs; r++) {

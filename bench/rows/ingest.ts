@@ -181,6 +181,7 @@ async function ingestRows(
     const appBytes = await allocatedPerMessage(ALLOC, async () => {
       allocated = await load({ ...plan, count: ALLOC, offset: 3_000_000 });
     });
+    if (!opts.noWorker) await caughtUp(h);
     rows.push({
       measure: `webhook ingest, ${label}: bytes allocated per message on the serving thread (sampled)`,
       figure: fmt(appBytes, 0),
