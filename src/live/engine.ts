@@ -258,7 +258,7 @@ export class LiveEngine {
         continue;
       }
       this.heldElsewhere.delete(key);
-      const rows = await outbox.listEvent(mark.team, mark.eventId, this.options.batch);
+      const { rows, more } = await outbox.eventPage(mark.team, mark.eventId, this.options.batch);
       found += rows.length;
       if (rows.length > 0) {
         await this.drain(
@@ -279,7 +279,9 @@ export class LiveEngine {
       const seen =
         rows.some((r) => r.record === mark.last) || this.drained.get(key)?.has(mark.last) === true;
       if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.record)));
-      if (rows.length >= this.options.batch) {
+      // Records left after this listing (at `batch` items, or at the records a listing reads,
+      // which small records reach first): read on at once, and the marker stays, however old.
+      if (more) {
         this.again = true;
         continue;
       }

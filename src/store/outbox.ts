@@ -37,6 +37,13 @@ export interface Outbox {
    * batches, merged in order; about `limit` items, in whole records (see merged).
    */
   listEvent(team: string, eventId: string, limit?: number): Promise<OutboxRow[]>;
+  /**
+   * The same listing, and whether it stopped at a bound with records after it (`more`): at
+   * `limit` items, or at the records a listing reads (`limit / 4` batches), which small records
+   * reach long before `limit` items. The engine reads again at once, and keeps the event's
+   * marker, while there is more.
+   */
+  eventPage(team: string, eventId: string, limit: number): Promise<OutboxPage>;
   /** Items keyed by sequence alone (earlier versions'), oldest first. */
   listLegacy(limit?: number): Promise<OutboxRow[]>;
   /**
@@ -61,6 +68,12 @@ export interface OutboxRow {
   readonly item: OutboxItem;
   readonly record: string;
   readonly key: string;
+}
+
+/** A listing, and whether records were left after it (see Outbox.eventPage). */
+export interface OutboxPage {
+  readonly rows: OutboxRow[];
+  readonly more: boolean;
 }
 
 /** An event with work in the outbox, as its marker holds it. */
@@ -100,12 +113,12 @@ function merged(
   items: { rows: OutboxRow[]; cut: boolean },
   grouped: { rows: OutboxRow[]; cut: boolean },
   limit: number | undefined,
-): OutboxRow[] {
+): OutboxPage {
   const all = [...items.rows, ...grouped.rows];
   if (items.rows.length > 0 && grouped.rows.length > 0) {
     all.sort((a, b) => (a.record < b.record ? -1 : a.record > b.record ? 1 : 0));
   }
-  if (limit === undefined) return all;
+  if (limit === undefined) return { rows: all, more: false };
   let cut: string | undefined;
   if (items.cut) cut = items.rows.at(-1)?.record;
   if (grouped.cut) {
@@ -118,7 +131,8 @@ function merged(
     if (out.length >= limit && out[out.length - 1]?.record !== r.record) break;
     out.push(r);
   }
-  return out;
+  // A listing that read up to its bound may have records past it, read or not.
+  return { rows: out, more: items.cut || grouped.cut || out.length < all.length };
 }
 
 /**
@@ -126,6 +140,11 @@ function merged(
  * mistake) or read (`get`: the store's content is not what was written). records.ts says why
  * here and not for the batch as a whole.
  */
+/** The key prefix of one event's records (both kinds). */
+function eventPrefix(team: string, eventId: string): string {
+  return `${part("team", team)}:${part("eventId", eventId)}:`;
+}
+
 function checkedItem(raw: unknown, op: "set" | "get", key: string, what: string): OutboxItem {
   const parsed = OutboxItemSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
@@ -195,7 +214,7 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
    * Both kinds of record under one id prefix, in order, about `limit` items (see merged): at most
    * `limit` records of single items and `limit / 4` batches (at most 16 × `limit` items read).
    */
-  const listBoth = async (prefix: string, limit: number | undefined): Promise<OutboxRow[]> => {
+  const listBoth = async (prefix: string, limit: number | undefined): Promise<OutboxPage> => {
     const batchLimit =
       limit === undefined ? undefined : Math.max(1, Math.ceil(limit * BATCH_RECORDS_PER_ITEM));
     const [items, grouped] = await Promise.all([
@@ -248,7 +267,7 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
     },
     async list(limit) {
       outboxCounts.reads++;
-      return listBoth("", limit);
+      return (await listBoth("", limit)).rows;
     },
     async work() {
       outboxCounts.reads++;
@@ -262,8 +281,11 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
     },
     async listEvent(team, eventId, limit) {
       outboxCounts.reads++;
-      const p = `${part("team", team)}:${part("eventId", eventId)}:`;
-      return listBoth(p, limit);
+      return (await listBoth(eventPrefix(team, eventId), limit)).rows;
+    },
+    async eventPage(team, eventId, limit) {
+      outboxCounts.reads++;
+      return listBoth(eventPrefix(team, eventId), limit);
     },
     async listLegacy(limit) {
       outboxCounts.reads++;

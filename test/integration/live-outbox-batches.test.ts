@@ -12,6 +12,7 @@ import {
   openStore,
   outboxBatchRepo,
   outboxRepo,
+  outboxWorkRepo,
   type Store,
   timeOrderedId,
 } from "../../src/store/index.ts";
@@ -80,22 +81,19 @@ describe("the live engine on outbox batches", () => {
       createdAt: Date.now(),
     });
 
-  /** Every listing the engine makes (with a limit: the test's own have none), as returned. */
-  const listings: Array<{ eventId: string; items: number; records: number }> = [];
-  const listEvent = () => store.outbox.listEvent;
+  /** Every listing of an event the engine makes in its turns, as returned. */
+  const listings: Array<{ eventId: string; items: number; records: number; more: boolean }> = [];
   let unspy = () => {};
   function start(options: LiveEngineOptions): LiveEngine {
-    const original = listEvent();
-    store.outbox.listEvent = async (team, eventId, limit) => {
-      const rows = await original.call(store.outbox, team, eventId, limit);
-      if (limit !== undefined) {
-        const records = new Set(rows.map((r) => r.key)).size;
-        listings.push({ eventId, items: rows.length, records });
-      }
-      return rows;
+    const original = store.outbox.eventPage;
+    store.outbox.eventPage = async (team, eventId, limit) => {
+      const page = await original.call(store.outbox, team, eventId, limit);
+      const records = new Set(page.rows.map((r) => r.key)).size;
+      listings.push({ eventId, items: page.rows.length, records, more: page.more });
+      return page;
     };
     unspy = () => {
-      store.outbox.listEvent = original;
+      store.outbox.eventPage = original;
     };
     const e = new LiveEngine(
       {
@@ -176,6 +174,50 @@ describe("the live engine on outbox batches", () => {
     expect(Math.max(...reads.map((l) => l.items))).toBe(128);
     expect(reads.map((l) => l.records)).toEqual([2, 2, 2, 2, 2]);
   }, 20_000);
+
+  it("keeps an old marker while small records are left past a listing's bound, and reads on at once", async () => {
+    await subscribe("E4");
+    // A backlog of records of one item each (one turn each), as after a restart: a listing of
+    // `batch` (1,000) items stops at 250 records, long before 1,000 items.
+    const count = 520;
+    for (let i = 0; i < count; i++) await store.outbox.put(item("E4", i));
+    const mark = (await store.outbox.work()).find((w) => w.eventId === "E4");
+    expect(mark).toBeDefined();
+    // Written over 30 s ago (STALE_MARK_MS): a marker past that is cleared without its record
+    // being seen, which must not happen while records are left.
+    await store
+      .repository(outboxWorkRepo)
+      .put("T1:E4", { last: mark?.last ?? "", at: Date.now() - 60_000 });
+    // What was left of E4 whenever its marker was cleared.
+    const leftWhenCleared: number[] = [];
+    const settle = store.outbox.settle;
+    store.outbox.settle = async (m) => {
+      const cleared = await settle.call(store.outbox, m);
+      if (cleared && m.eventId === "E4") leftWhenCleared.push(await left("E4"));
+      return cleared;
+    };
+    try {
+      listings.length = 0;
+      const e = start({});
+      await eventually(
+        async () => ((await left("E4")) === 0 && leftWhenCleared.length > 0 ? true : undefined),
+        "E4 drained and its marker cleared",
+        10_000,
+      );
+      await e.settled();
+      expect(leftWhenCleared).toEqual([0]);
+      const reads = listings.filter((l) => l.eventId === "E4" && l.items > 0);
+      // 250 records a listing, each past the bound but the last, in consecutive turns.
+      expect(reads.map((l) => [l.records, l.more])).toEqual([
+        [250, true],
+        [250, true],
+        [20, false],
+      ]);
+      expect((await e.figures("T1", "E4"))?.unique).toBe(count);
+    } finally {
+      store.outbox.settle = settle;
+    }
+  }, 30_000);
 
   it("marks and drains a batch whose marker never landed", async () => {
     await subscribe("E3");
