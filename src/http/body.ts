@@ -24,6 +24,12 @@ export function sendJson(
  */
 export function readCapped(req: IncomingMessage, limit: number): Promise<Buffer | "too_large"> {
   return new Promise((resolve, reject) => {
+    // Its sender hung up before this was called (while the route waited on a lookup): no data,
+    // end or error event is coming, and the promise would wait forever.
+    if (req.destroyed) {
+      reject(req.errored ?? senderGone());
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
@@ -53,7 +59,18 @@ export function readCapped(req: IncomingMessage, limit: number): Promise<Buffer 
       done = true;
       reject(err);
     });
+    // Closed before its end without an error event: as good as one.
+    req.on("close", () => {
+      if (done) return;
+      done = true;
+      reject(req.errored ?? senderGone());
+    });
   });
+}
+
+/** The error Node gives a request whose connection closed under it (see server.ts). */
+function senderGone(): Error {
+  return Object.assign(new Error("aborted"), { code: "ECONNRESET" });
 }
 
 /**

@@ -16,6 +16,19 @@ export type Handler = (
 ) => boolean | Promise<boolean>;
 
 /**
+ * The status counted for a request its sender abandoned before it was read (nginx's "client
+ * closed request"): a sender that hangs up mid-body is its own doing, so it is kept apart from
+ * the server's 5xx, which page someone.
+ */
+export const CLIENT_CLOSED = 499;
+
+/** The request's connection closed under a body still being read (Node's "aborted"). */
+function senderWentAway(res: ServerResponse, err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return !res.headersSent && res.req.destroyed && code === "ECONNRESET";
+}
+
+/**
  * The one HTTP server: every route (README: Architecture) on one port. Transport only; the domain lives
  * behind the handlers it is given.
  */
@@ -48,6 +61,13 @@ export function createAppServer(deps: {
     c.inc();
   };
   const failed = (res: ServerResponse) => (err: unknown) => {
+    if (senderWentAway(res, err)) {
+      // Nothing to answer and nothing of ours failed: not an error, not a 5xx.
+      logger.debug({ code: (err as { code?: unknown }).code }, "request abandoned by its sender");
+      res.statusCode = CLIENT_CLOSED;
+      res.destroy();
+      return;
+    }
     logger.error({ err }, "request failed");
     if (!res.headersSent) sendJson(res, 500, { error: "internal error" });
     else res.destroy();

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { request } from "node:http";
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hashWebhookSecret } from "../../src/store/index.ts";
 import { CHANNELS, type Harness, startHarness, TEAM } from "../helpers/app-harness.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
 
 /**
  * The webhook route against a hostile corpus, over real HTTP: each request gets the right status,
@@ -322,6 +324,45 @@ describe("POST /webhooks/events/:id against a hostile corpus", () => {
       /onair_http_requests_total\{route="\/webhooks\/events\/:id",status="204"\} \d+/,
     );
     expect(metrics).not.toContain(SUB);
+  });
+
+  it("counts a sender that hangs up mid-body as 499 (client closed), logs no error, and serves on", async () => {
+    const metric = async () => {
+      const text = await (await fetch(new URL("/metrics", h.app.origin))).text();
+      const m = text.match(
+        /onair_http_requests_total\{route="\/webhooks\/events\/:id",status="(\d+)"\} (\d+)/g,
+      );
+      return Object.fromEntries(
+        (m ?? []).map((line) => {
+          const [, status, n] = /status="(\d+)"\} (\d+)/.exec(line) ?? [];
+          return [status, Number(n)];
+        }),
+      );
+    };
+    const failedLines = () => h.logs.filter((l) => l.includes('"request failed"')).length;
+    const before = await metric();
+    const failedBefore = failedLines();
+    const { port } = new URL(h.app.origin);
+    for (let i = 0; i < 3; i++) {
+      const socket = connect(Number(port), "127.0.0.1");
+      await new Promise((r) => socket.once("connect", r));
+      // Expect: 100-continue: the "100 Continue" says the route has the request before the
+      // sender hangs up with 100 bytes declared and 11 sent.
+      socket.write(
+        `POST /webhooks/events/${SUB} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\nx-onair-secret: ${SECRET}\r\ncontent-length: 100\r\nexpect: 100-continue\r\n\r\n{"eventId":`,
+      );
+      await new Promise((r) => socket.once("data", r));
+      socket.destroy();
+    }
+    await eventually(
+      async () => ((await metric())["499"] ?? 0) - (before["499"] ?? 0) === 3 || undefined,
+      "three abandoned requests counted",
+    );
+    const after = await metric();
+    expect(after["500"] ?? 0).toBe(before["500"] ?? 0);
+    expect(failedLines()).toBe(failedBefore);
+    const ok = await send({ headers: JSON_HEADERS, body: JSON.stringify(stateMessage()) });
+    expect(ok.status).toBe(204);
   });
 
   it("stays up and serves afterwards", async () => {
