@@ -51,6 +51,8 @@ const LEGACY_RECHECK_MS = 60_000;
 const HELD_ELSEWHERE_MS = 1_000;
 /** A marker naming an item not found after this long names a write that failed. */
 const STALE_MARK_MS = 30_000;
+/** Reads of one sweep at most (one per event with records): a fleet's worth of live events. */
+const SWEEP_MAX_READS = 20_000;
 /** Past the bound of any store write (STORE_OP_TIMEOUT_MS) and the clocks' drift between instances. */
 const RECHECK_MS = 5_000;
 
@@ -312,21 +314,16 @@ export class LiveEngine {
   }
 
   /**
-   * Now and then, the oldest items whatever their event: one whose marker never landed (it went
-   * out with a later group that failed, after the item's own group had committed) is marked.
+   * Now and then, every event with records in the outbox (one short read each, however many
+   * records other events hold before it): one with no marker (its marker went out with a later
+   * group that failed, after its record's own group had committed) is marked.
    */
   private async sweep(work: readonly OutboxWorkMark[]): Promise<void> {
     const marked = new Set(work.map((w) => `${w.team}:${w.eventId}`));
-    const found = new Map<string, { team: string; eventId: string; last: string }>();
-    for (const row of await this.deps.store.outbox.list(this.options.batch)) {
-      const { team, eventId } = row.item;
-      if (!row.id.includes(":") || eventId === undefined) continue;
-      const key = `${team}:${eventId}`;
-      if (!marked.has(key)) found.set(key, { team, eventId, last: row.record });
-    }
-    for (const f of found.values()) {
+    for (const f of await this.deps.store.outbox.eventsWithRecords(SWEEP_MAX_READS)) {
+      if (marked.has(`${f.team}:${f.eventId}`)) continue;
       this.deps.logger.warn({ event: f.eventId }, "live: outbox items with no marker; marked");
-      await this.deps.store.outbox.markWork(f.team, f.eventId, f.last);
+      await this.deps.store.outbox.markWork(f.team, f.eventId, f.record);
     }
   }
 

@@ -73,6 +73,8 @@ export interface ListOptions {
   /** Newest-first listings over time-ordered keys. */
   reverse?: boolean;
   limit?: number;
+  /** Only keys after this one (exclusive; ascending listings), at the caller's level of key. */
+  after?: string;
 }
 
 /** Postgres's column is VARCHAR(255); the same bound everywhere keeps backends interchangeable. */
@@ -257,11 +259,9 @@ export function createKeyValueStore(
     opts: ListOptions,
   ): Promise<Array<[key: string, raw: string, value: T]>> {
     const p = fullPrefix("list", prefix);
-    const rows = await bounded(
-      "list",
-      prefix,
-      backend.scan(p, { reverse: opts.reverse ?? false, limit: opts.limit }),
-    );
+    const after = opts.after === undefined ? undefined : ns + opts.after;
+    const scan = { reverse: opts.reverse ?? false, limit: opts.limit, after };
+    const rows = await bounded("list", prefix, backend.scan(p, scan));
     const now = Date.now();
     const out: Array<[string, string, T]> = [];
     for (const [k, raw] of rows) {

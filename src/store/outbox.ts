@@ -1,3 +1,4 @@
+import { prefixEnd } from "./backends/types.ts";
 import type { Cipher } from "./crypto.ts";
 import { STORE_ERROR_CODES, StoreError } from "./errors.ts";
 import { part, timeOrderedId } from "./keys.ts";
@@ -32,6 +33,12 @@ export interface Outbox {
   list(limit?: number): Promise<OutboxRow[]>;
   /** The events with work: one read, whatever the number of items. */
   work(): Promise<OutboxWorkMark[]>;
+  /**
+   * Every event with records in the outbox, each with its first record, whatever the records of
+   * other events before it: one read of one record per event, each after the last event's range
+   * (at most `maxReads`). The engine's sweep, which looks for events with records and no marker.
+   */
+  eventsWithRecords(maxReads: number): Promise<OutboxEventRecords[]>;
   /**
    * One event's items, oldest first: its items of earlier versions (one record each) and its
    * batches, merged in order; about `limit` items, in whole records (see merged).
@@ -74,6 +81,13 @@ export interface OutboxRow {
 export interface OutboxPage {
   readonly rows: OutboxRow[];
   readonly more: boolean;
+}
+
+/** An event with records in the outbox, and the first of them (see Outbox.eventsWithRecords). */
+export interface OutboxEventRecords {
+  readonly team: string;
+  readonly eventId: string;
+  readonly record: string;
 }
 
 /** An event with work in the outbox, as its marker holds it. */
@@ -278,6 +292,46 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
         out.push({ team: r.id.slice(0, i), eventId: r.id.slice(i + 1), ...r.value });
       }
       return out;
+    },
+    async eventsWithRecords(maxReads) {
+      const found = new Map<string, OutboxEventRecords>();
+      let reads = 0;
+      // Both kinds of record; an id is `{team}:{eventId}:{seq}`, or a sequence alone (an item of
+      // an earlier version naming no event, which listLegacy drains).
+      const walk = async (
+        first: (after: string | undefined) => Promise<{ id: string; item: OutboxItem } | undefined>,
+      ) => {
+        let after: string | undefined;
+        while (reads < maxReads) {
+          reads++;
+          const row = await first(after);
+          if (!row) return;
+          const cut = row.id.lastIndexOf(":");
+          if (cut < 0) {
+            after = row.id;
+            continue;
+          }
+          // Past every record of this event: its ids share `{team}:{eventId}:`.
+          after = prefixEnd(row.id.slice(0, cut + 1));
+          const { team, eventId } = row.item;
+          if (eventId === undefined || found.has(`${team}:${eventId}`)) continue;
+          found.set(`${team}:${eventId}`, { team, eventId, record: row.id });
+        }
+      };
+      await walk(async (after) => {
+        outboxCounts.reads++;
+        const [r] = await outbox.list("", { limit: 1, ...(after === undefined ? {} : { after }) });
+        return r && { id: r.id, item: r.value };
+      });
+      await walk(async (after) => {
+        outboxCounts.reads++;
+        const [r] = await batches.list("", { limit: 1, ...(after === undefined ? {} : { after }) });
+        const raw = r?.value.items[0];
+        return r && raw !== undefined
+          ? { id: r.id, item: checkedItem(raw, "get", batches.key(r.id), "item 0") }
+          : undefined;
+      });
+      return [...found.values()];
     },
     async listEvent(team, eventId, limit) {
       outboxCounts.reads++;

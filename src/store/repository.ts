@@ -225,7 +225,10 @@ export function bindRepository<S extends z.ZodType>(
       return kv.delete(keyOf(id));
     },
     async list(idPrefix = "", opts = {}) {
-      const rows = await kv.entries<unknown>(prefix + idPrefix, opts);
+      const rows = await kv.entries<unknown>(
+        prefix + idPrefix,
+        opts.after === undefined ? opts : { ...opts, after: prefix + opts.after },
+      );
       if (paths.length === 0) {
         return rows.map(([key, raw]) => ({
           id: key.slice(prefix.length),

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { LiveEngine } from "../../src/live/engine.ts";
+import { LiveEngine, type LiveEngineOptions } from "../../src/live/engine.ts";
 import { EventLeases } from "../../src/live/leases.ts";
 import { createLogger } from "../../src/log.ts";
 import { createMetrics } from "../../src/metrics.ts";
@@ -41,6 +41,26 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
     writer = await open();
     reader = await open();
   });
+  const noMarkers = async () => ((await writer.outbox.work()).length === 0 ? true : undefined);
+  /** The engine on the reader's store, started. */
+  const startEngine = (options: LiveEngineOptions) => {
+    const e = new LiveEngine(
+      {
+        store: reader,
+        logger,
+        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+        now: () => Date.now(),
+        onClose: () => undefined,
+        metrics: createMetrics(),
+      },
+      options,
+    );
+    e.start();
+    return e;
+  };
+  /** The same, its sweep every 300 ms. */
+  const startSweeping = () =>
+    startEngine({ pollMs: 50, maxPollMs: 200, minTurnMs: 20, leaseMs: 10_000, sweepMs: 300 });
   afterAll(async () => {
     await engine?.stop();
     await writer?.deletePrefix("").catch(() => 0);
@@ -145,18 +165,7 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
       }
       return marks;
     };
-    engine = new LiveEngine(
-      {
-        store: reader,
-        logger,
-        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
-        now: () => Date.now(),
-        onClose: () => undefined,
-        metrics: createMetrics(),
-      },
-      { pollMs: 20, maxPollMs: 100, minTurnMs: 10, leaseMs: 10_000 },
-    );
-    engine.start();
+    engine = startEngine({ pollMs: 20, maxPollMs: 100, minTurnMs: 10, leaseMs: 10_000 });
     // Well before a marker naming an item never found is dropped as stale (30 s).
     await eventually(
       async () =>
@@ -189,27 +198,57 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
       },
     });
     expect(await writer.outbox.work()).toEqual([]);
-    engine = new LiveEngine(
-      {
-        store: reader,
-        logger,
-        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
-        now: () => Date.now(),
-        onClose: () => undefined,
-        metrics: createMetrics(),
-      },
-      { pollMs: 50, maxPollMs: 200, minTurnMs: 20, leaseMs: 10_000, sweepMs: 300 },
-    );
-    engine.start();
+    engine = startSweeping();
     await eventually(
       async () => ((await writer.outbox.get(id)) === undefined ? true : undefined),
       "the unmarked item drained",
       10_000,
     );
-    await eventually(
-      async () => ((await writer.outbox.work()).length === 0 ? true : undefined),
-      "its marker cleared",
-      5_000,
-    );
+    await eventually(noMarkers, "its marker cleared", 5_000);
+    await engine.stop();
+    engine = undefined;
   }, 20_000);
+
+  it("marks an event with no marker however many records of other events sort before it", async () => {
+    // Another instance holds E4, whose 300 records (one item each, marked) stay; E5's one record
+    // sorts after them all and lost its marker. A listing of the outbox reads 250 records.
+    const other = new EventLeases(writer, logger, 60_000);
+    expect(await other.take("T1", "E4")).toBeDefined();
+    const message = (eventId: string) => ({
+      type: "EVENT_STATE",
+      eventId,
+      instanceId: "i1",
+      info: { state: "IN_EVENT" },
+    });
+    for (let i = 0; i < 300; i++) {
+      await writer.outbox.put({
+        team: "T1",
+        subscriptionId: "sub-gone",
+        eventId: "E4",
+        receivedAt: Date.now(),
+        message: message("E4"),
+      });
+    }
+    const id = `T1:E5:${timeOrderedId(Date.now() - 120_000)}`;
+    await writer.repository(outboxRepo).put(id, {
+      team: "T1",
+      subscriptionId: "sub-gone",
+      eventId: "E5",
+      receivedAt: Date.now(),
+      message: message("E5"),
+    });
+    expect((await writer.outbox.work()).map((w) => w.eventId)).toEqual(["E4"]);
+    engine = startSweeping();
+    await eventually(
+      async () => ((await writer.outbox.get(id)) === undefined ? true : undefined),
+      "E5 marked by the sweep and drained",
+      10_000,
+    );
+    // E4's records untouched: the sweep read one record of each event, not E4's backlog.
+    expect(await writer.outbox.listEvent("T1", "E4")).toHaveLength(300);
+    expect(await other.giveBack("T1", "E4")).toBe(true);
+    await eventually(noMarkers, "E4 drained once free, every marker cleared", 10_000);
+    await engine.stop();
+    engine = undefined;
+  }, 30_000);
 });

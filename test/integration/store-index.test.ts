@@ -174,9 +174,14 @@ describe.skipIf(!process.env.TEST_POSTGRES_URL && !REQUIRE)("store on Postgres: 
       await c.query("BEGIN");
       // Only whether an index can serve it: a near-empty table would otherwise be read whole.
       await c.query("SET LOCAL enable_seqscan = off");
-      for (const reverse of [false, true]) {
+      // Ascending, descending, and after a key (the sweep's walk from event to event).
+      for (const [reverse, after] of [
+        [false, false],
+        [true, false],
+        [false, true],
+      ] as const) {
         const plan = await c.query<{ "QUERY PLAN": string }>(
-          `EXPLAIN ${postgresScanSql(reverse)}`,
+          `EXPLAIN ${postgresScanSql(reverse, after)}`,
           ["ns:outbox:", "ns:outbox:\u{10FFFF}", 1000],
         );
         const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
@@ -207,10 +212,14 @@ describe("store on SQLite: the index", () => {
     await store.close();
     const db = new sqlite3.Database(path, sqlite3.OPEN_READONLY);
     try {
-      for (const reverse of [false, true]) {
+      for (const [reverse, after] of [
+        [false, false],
+        [true, false],
+        [false, true],
+      ] as const) {
         const rows = await new Promise<Array<{ detail: string }>>((resolve, reject) =>
           db.all(
-            `EXPLAIN QUERY PLAN ${sqliteScanSql(reverse)}`,
+            `EXPLAIN QUERY PLAN ${sqliteScanSql(reverse, after)}`,
             ["outbox:", "outbox:\u{10FFFF}", -1],
             (err, r: Array<{ detail: string }>) => (err ? reject(err) : resolve(r)),
           ),

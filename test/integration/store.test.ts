@@ -424,6 +424,22 @@ for (const backend of BACKENDS) {
         ["user:T1%:x", 3],
         ["user:T1*:x", 5],
       ]);
+      // After a key (exclusive), within the prefix: a walk that skips past one id's keys.
+      const keysAfter = async (prefix: string, after: string) =>
+        (await store.entries(prefix, { after })).map(([k]) => k);
+      expect(await keysAfter("user:T1", "user:T10:a")).toEqual([
+        "user:T1:a",
+        "user:T1:b",
+        "user:T1?:x",
+        "user:T1[:x",
+        "user:T1_:x",
+      ]);
+      expect(await store.entries("user:T1", { after: "user:T1:\u{10FFFF}", limit: 1 })).toEqual([
+        ["user:T1?:x", 6],
+      ]);
+      // A key before the prefix lists from the prefix; one past it lists nothing.
+      expect(await keysAfter("user:T1:", "user:T")).toEqual(["user:T1:a", "user:T1:b"]);
+      expect(await keysAfter("user:T1:", "user:T2")).toEqual([]);
       expect(await store.deletePrefix("user:T1:")).toBe(2);
       expect(await store.keys("user:T1:")).toEqual([]);
       expect(await store.get("user:T10:a")).toBe(2);

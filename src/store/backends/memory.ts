@@ -1,4 +1,4 @@
-import { type Backend, expiresOf } from "./types.ts";
+import { afterIn, type Backend, expiresOf } from "./types.ts";
 
 /**
  * In-process store for tests and throwaway runs. `memory://` is private to one store;
@@ -43,7 +43,10 @@ export function openMemory(name: string): Backend {
     },
     async scan(prefix, o) {
       live();
-      const keys = matching(prefix).sort();
+      const after = afterIn(prefix, o);
+      const keys = matching(prefix)
+        .filter((k) => after === undefined || k > after)
+        .sort();
       if (o.reverse) keys.reverse();
       const wanted = o.limit === undefined ? keys : keys.slice(0, o.limit);
       return wanted.map((k) => [k, map.get(k)!] as [string, string]);

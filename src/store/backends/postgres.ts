@@ -2,7 +2,7 @@ import KeyvPostgres from "@keyv/postgres";
 import pg from "pg";
 import { causeText } from "../errors.ts";
 import { postgresLabel } from "./labels.ts";
-import { type Backend, type BackendOptions, prefixEnd } from "./types.ts";
+import { afterIn, type Backend, type BackendOptions, prefixEnd } from "./types.ts";
 
 /**
  * Postgres on the official keyv adapter `@keyv/postgres`: its table
@@ -45,10 +45,14 @@ const RACE_CODES = new Set(["23505", "42P07"]);
 /** The range a prefix covers, in byte order; the `keyv_key_c` index serves it. */
 const PREFIX_RANGE = `key COLLATE "C" >= $1 AND key COLLATE "C" < $2`;
 
-/** The listing statement ($1 prefix, $2 its end, $3 limit or null); tests EXPLAIN it. */
-export function postgresScanSql(reverse: boolean): string {
+/**
+ * The listing statement ($1 prefix or the key to list after, $2 the prefix's end, $3 limit or
+ * null); tests EXPLAIN it.
+ */
+export function postgresScanSql(reverse: boolean, after = false): string {
   const dir = reverse ? "DESC" : "ASC";
-  return `SELECT key, value FROM ${TABLE} WHERE ${PREFIX_RANGE} ORDER BY key COLLATE "C" ${dir} LIMIT $3`;
+  const range = after ? `key COLLATE "C" > $1 AND key COLLATE "C" < $2` : PREFIX_RANGE;
+  return `SELECT key, value FROM ${TABLE} WHERE ${range} ORDER BY key COLLATE "C" ${dir} LIMIT $3`;
 }
 
 /** How long creating the prefix index may take (a big table's first upgrade). */
@@ -201,10 +205,11 @@ export async function openPostgres(url: string, opts: BackendOptions): Promise<B
       return (r.rowCount ?? 0) > 0;
     },
     async scan(prefix, o) {
+      const after = afterIn(prefix, o);
       const r = await q<{ key: string; value: string }>(
-        o.reverse ? "onair_scan_desc" : "onair_scan_asc",
-        postgresScanSql(o.reverse),
-        [prefix, prefixEnd(prefix), o.limit ?? null],
+        after !== undefined ? "onair_scan_after" : o.reverse ? "onair_scan_desc" : "onair_scan_asc",
+        postgresScanSql(o.reverse, after !== undefined),
+        [after ?? prefix, prefixEnd(prefix), o.limit ?? null],
       );
       return r.rows.map((row) => [row.key, row.value] as [string, string]);
     },

@@ -2,7 +2,7 @@ import KeyvRedis, { createClient } from "@keyv/redis";
 import { causeText } from "../errors.ts";
 import { redisLabel } from "./labels.ts";
 import * as scripts from "./redis-scripts.ts";
-import type { Backend, BackendOptions } from "./types.ts";
+import { afterIn, type Backend, type BackendOptions } from "./types.ts";
 
 /**
  * Redis: the engine for several instances behind a load balancer, often on a Redis shared with
@@ -170,7 +170,8 @@ export async function openRedis(url: string, opts: BackendOptions): Promise<Back
     async scan(prefix, o) {
       const out: Array<[string, string]> = [];
       const limit = o.limit ?? Number.POSITIVE_INFINITY;
-      let cursor = "";
+      // The script lists after its cursor: `after` is where a listing that skips ahead starts.
+      let cursor = afterIn(prefix, o) ?? "";
       do {
         const want = Math.min(LIST_CHUNK, limit - out.length);
         const [flat, next] = (await run(

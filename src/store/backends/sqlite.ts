@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import KeyvSqlite from "@keyv/sqlite";
-import { type Backend, type BackendOptions, prefixEnd, type WriteEntry } from "./types.ts";
+import { afterIn, type Backend, type BackendOptions, prefixEnd, type WriteEntry } from "./types.ts";
 
 /**
  * SQLite, the embedded default, on the official keyv adapter `@keyv/sqlite`: its connection (one
@@ -38,9 +38,13 @@ const CHUNK = 64;
 
 const RANGE = "key >= ? AND key < ?";
 
-/** The listing statement (prefix, its end, limit or -1); tests EXPLAIN it. */
-export function sqliteScanSql(reverse: boolean): string {
-  return `SELECT key, value FROM ${TABLE} WHERE ${RANGE} ORDER BY key ${reverse ? "DESC" : "ASC"} LIMIT ?`;
+/**
+ * The listing statement (prefix or the key to list after, the prefix's end, limit or -1); tests
+ * EXPLAIN it.
+ */
+export function sqliteScanSql(reverse: boolean, after = false): string {
+  const range = after ? "key > ? AND key < ?" : RANGE;
+  return `SELECT key, value FROM ${TABLE} WHERE ${range} ORDER BY key ${reverse ? "DESC" : "ASC"} LIMIT ?`;
 }
 
 /** upserts[n - 1] writes n rows; built once. */
@@ -56,6 +60,7 @@ const SQL = {
   delRange: `DELETE FROM ${TABLE} WHERE ${RANGE} RETURNING key`,
   scanAsc: sqliteScanSql(false),
   scanDesc: sqliteScanSql(true),
+  scanAfter: sqliteScanSql(false, true),
   // The update branch runs only over an expired claim; RETURNING yields a row only when this
   // statement inserted or took over the key.
   claim: `INSERT INTO ${TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value WHERE json_extract(${TABLE}.value, '$.expires') < ?3 RETURNING key`,
@@ -114,9 +119,10 @@ export async function openSqlite(path: string, opts: BackendOptions): Promise<Ba
     },
     delete: async (key) => (await count(SQL.del, [key])) > 0,
     async scan(prefix, o) {
+      const after = afterIn(prefix, o);
       const rows = await query<{ key: string; value: string }>(
-        o.reverse ? SQL.scanDesc : SQL.scanAsc,
-        [prefix, prefixEnd(prefix), o.limit ?? -1],
+        after !== undefined ? SQL.scanAfter : o.reverse ? SQL.scanDesc : SQL.scanAsc,
+        [after ?? prefix, prefixEnd(prefix), o.limit ?? -1],
       );
       return rows.map((r) => [r.key, r.value] as [string, string]);
     },

@@ -74,6 +74,12 @@ export interface WriteEntry {
 export interface ScanOptions {
   reverse: boolean;
   /**
+   * Only keys after this one (byte order, exclusive), in ascending listings: a walk that skips
+   * ahead (the outbox's sweep steps from one event's records to the next). Undefined: from the
+   * prefix.
+   */
+  after?: string | undefined;
+  /**
    * undefined = all. SQL and memory apply it before the store drops rows whose `expires` has
    * passed (few: the sweeper purges them); Redis counts only keys that still exist.
    */
@@ -105,6 +111,16 @@ export interface BackendOptions {
 /** The exclusive upper bound of keys starting with `prefix` in byte (and code point) order. */
 export function prefixEnd(prefix: string): string {
   return `${prefix}\u{10FFFF}`;
+}
+
+/**
+ * A listing's `after`, when it narrows the prefix's range: undefined when absent or before the
+ * prefix (then the listing starts at the prefix). Ascending listings only.
+ */
+export function afterIn(prefix: string, o: ScanOptions): string | undefined {
+  if (o.after === undefined || o.after < prefix) return undefined;
+  if (o.reverse) throw new Error("a listing after a key is ascending");
+  return o.after;
 }
 
 /** keyv's serialiser: plain JSON. */
