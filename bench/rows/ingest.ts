@@ -22,7 +22,7 @@ import {
   startPostgresCluster,
   startRedisServer,
 } from "../harness/servers.ts";
-import { fmt, type Row } from "../harness/table.ts";
+import { fmt, fmtAgainst, type Row } from "../harness/table.ts";
 import { FLOOR_WARMUP, floorIngest } from "./floor.ts";
 
 /**
@@ -280,7 +280,7 @@ async function ingestRows(
       measure: `webhook ingest, ${label}: msg/s (${INGEST.concurrency} in flight), against the floor: median of ${tput.length} rounds`,
       figure: `${fmt(app.perSec, 0)} in the first (ok ${app.ok}/${app.sent}; ${fmt(app.perSec / base.perSec, 2)}× bare); rounds ${tput.map((x) => fmt(x, 2)).join(" / ")}${opts.noWorker ? "" : `; the engine had applied all ${lags.map((x) => fmt(x, 0)).join(" / ")} ms after each round's last ack`}`,
       baseline: `floor ${fmt(floor.perSec, 0)}; bare ${fmt(base.perSec, 0)}`,
-      ratio: fmt(tputRatio, 2),
+      ratio: fmtAgainst(tputRatio, floorBar),
       bar: `≥ ${floorBar}× the floor`,
       met: tputRatio >= floorBar && more.failed === 0,
     });
@@ -297,7 +297,7 @@ async function ingestRows(
       measure: `webhook ingest, ${label}: p99 ack (ms) at ${rate} msg/s offered${rate < OFFERED.rate ? " (½ bare's saturated rate)" : ""}, against the floor's: median of ${p99s.length} rounds`,
       figure: `${fmt(appOpen.p99)} in the first (p50 ${fmt(appOpen.p50)}, ${fmt(appOpen.perSec, 0)} msg/s, ok ${appOpen.ok}/${appOpen.sent}; ${fmt(appOpen.p99 / bareOpen.p99, 2)}× bare); rounds ${p99s.map((x) => fmt(x, 2)).join(" / ")}`,
       baseline: `floor ${fmt(floorOpen.p99)}; bare ${fmt(bareOpen.p99)}`,
-      ratio: fmt(p99Ratio, 2),
+      ratio: fmtAgainst(p99Ratio, 2),
       bar: "≤ 2× the floor's",
       met: p99Ratio <= 2 && more.openFailed === 0 && more.short === 0,
     });
