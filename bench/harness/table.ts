@@ -20,12 +20,13 @@ export interface RowGroup {
 export const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : "n/a");
 
 /**
- * A ratio judged against `bar`, to two places, or three where two would print the bar itself
- * for a ratio that is not it (2.004 against ≤ 2 read "2.00 … NO").
+ * A ratio judged against `bar`, to two places, or as many more (up to six) as it takes not to
+ * print the bar itself for a ratio that is not it (2.004 against ≤ 2 read "2.00 … NO").
  */
 export function fmtAgainst(n: number, bar: number): string {
-  const two = fmt(n, 2);
-  return two === fmt(bar, 2) && n !== bar ? fmt(n, 3) : two;
+  let digits = 2;
+  while (digits < 6 && n !== bar && fmt(n, digits) === fmt(bar, digits)) digits++;
+  return fmt(n, digits);
 }
 
 export function printTable(rows: readonly Row[]): void {
