@@ -3,6 +3,7 @@
  * bench/profile-ingest.ts [accepted|auth|parse|bare|bare-deferred] [RATE]`. The app runs here
  * (profiled), the load in a child (bench/load.ts), so the profile holds the server side only.
  * With RATE, the load is an open loop at RATE msg/s instead of 32 in flight.
+ * PROFILE_STORE_URL runs it on that store (a database of its own: nothing is emptied after).
  * PROFILE_NO_WORKER=1 stops the live worker first (the outbox just fills): the route's cost
  * without the drain beside it. "bare" serves the same load from bare node:http in this process;
  * "bare-deferred" answers each request a turn later, in batches, as group commit does.
@@ -26,7 +27,9 @@ import { subscribe } from "./harness/seed.ts";
 const run = promisify(execFile);
 const stage = process.argv[2] ?? "accepted";
 const rate = Number(process.argv[3] ?? 0);
-const h = await startBenchApp();
+const h = await startBenchApp(
+  process.env.PROFILE_STORE_URL ? { storeUrl: process.env.PROFILE_STORE_URL } : {},
+);
 // The same subscription as the ingest rows: the webhook target the events service was given.
 const target = await subscribe(h, "Profiled", CHANNELS.events);
 const event = { eventId: target.eventId };
