@@ -8,11 +8,7 @@ import type { WriteEntry } from "./backends/types.ts";
  * record's, does not hold every webhook behind it), so a group grows with the backend's
  * latency: alone, a write goes out on the next turn of the event loop; under load, hundreds
  * share one commit. A key already in flight waits for the next group: two writes of one key
- * never race, the later value lands last. A write its caller marks `anyOrder` does not wait: it
- * goes out with the next group even while an earlier write of its key is in flight, and either
- * may land last (for a value whose every version serves its readers equally well: the outbox's
- * markers, see outbox.ts; on Postgres, whose pool holds a few groups in flight, a marker that
- * waited went out in a commit of its own, a group after the record it names). Each caller's promise settles with the group that holds its write: resolved once that
+ * never race, the later value lands last. Each caller's promise settles with the group that holds its write: resolved once that
  * group has committed, rejected when it failed, so a webhook is acknowledged only for a
  * message that is stored and a failed group fails exactly its own messages.
  *
@@ -23,14 +19,6 @@ import type { WriteEntry } from "./backends/types.ts";
  * (applying a message is idempotent, see live/state.ts).
  */
 
-export interface SetOptions {
-  /**
-   * The write may land before an earlier write of its key still in flight (see above): for a
-   * value whose every version serves its readers equally well (the outbox's markers).
-   */
-  anyOrder?: boolean;
-}
-
 interface Waiter {
   resolve(): void;
   reject(err: Error): void;
@@ -39,8 +27,6 @@ interface Waiter {
 interface Pending {
   raw: string;
   ttlMs: number | undefined;
-  /** False while every write of it was `anyOrder`: it may go out beside a write in flight. */
-  ordered: boolean;
   /** Epoch ms after which the write is failed. The first write of a key sets it. */
   deadline: number;
   waiters: Waiter[];
@@ -72,8 +58,8 @@ const WATCH_MS = 100;
 export class GroupWriter {
   private pending = new Map<string, Pending>();
   private readonly inflight = new Set<Group>();
-  /** Keys of the groups in flight, each with the number of groups holding it. */
-  private readonly busy = new Map<string, number>();
+  /** Keys of the groups in flight. */
+  private readonly busy = new Set<string>();
   private inflightWrites = 0;
   private scheduled = false;
   private watchdog: NodeJS.Timeout | undefined;
@@ -85,11 +71,8 @@ export class GroupWriter {
     return this.pending.size + this.inflightWrites;
   }
 
-  /**
-   * Resolves when the group holding this write has committed. `anyOrder`: the write need not
-   * wait for an earlier write of its key still in flight (see above).
-   */
-  write(key: string, raw: string, ttlMs: number | undefined, anyOrder = false): Promise<void> {
+  /** Resolves when the group holding this write has committed. */
+  write(key: string, raw: string, ttlMs: number | undefined): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       const p = this.pending.get(key);
       if (p) {
@@ -97,13 +80,11 @@ export class GroupWriter {
         // sequence, and both callers learn the outcome of the one write.
         p.raw = raw;
         p.ttlMs = ttlMs;
-        p.ordered ||= !anyOrder;
         p.waiters.push({ resolve, reject });
       } else {
         this.pending.set(key, {
           raw,
           ttlMs,
-          ordered: !anyOrder,
           deadline: Date.now() + this.opts.timeoutMs,
           waiters: [{ resolve, reject }],
         });
@@ -119,7 +100,7 @@ export class GroupWriter {
    */
   touches(key: string, prefix = false): boolean {
     if (!prefix) return this.pending.has(key) || this.busy.has(key);
-    for (const k of this.busy.keys()) if (k.startsWith(key)) return true;
+    for (const k of this.busy) if (k.startsWith(key)) return true;
     for (const k of this.pending.keys()) if (k.startsWith(key)) return true;
     return false;
   }
@@ -159,11 +140,10 @@ export class GroupWriter {
         full = true;
         break;
       }
-      // Its earlier write is still in flight: this one goes in a later group (unless either may
-      // land last).
-      if (p.ordered && this.busy.has(key)) continue;
+      // Its earlier write is still in flight: this one goes in a later group.
+      if (this.busy.has(key)) continue;
       this.pending.delete(key);
-      this.busy.set(key, (this.busy.get(key) ?? 0) + 1);
+      this.busy.add(key);
       group.keys.push(key);
       group.pending.push(p);
       if (p.deadline < group.deadline) group.deadline = p.deadline;
@@ -194,11 +174,7 @@ export class GroupWriter {
     group.settled = true;
     this.inflight.delete(group);
     this.inflightWrites -= group.keys.length;
-    for (const k of group.keys) {
-      const n = (this.busy.get(k) ?? 1) - 1;
-      if (n > 0) this.busy.set(k, n);
-      else this.busy.delete(k);
-    }
+    for (const k of group.keys) this.busy.delete(k);
     for (const p of group.pending) {
       for (const w of p.waiters) err ? w.reject(err) : w.resolve();
     }

@@ -9,7 +9,7 @@ import {
 } from "./backends/keyv-adapter.ts";
 import { type Backend, type BackendKind, expiresOf } from "./backends/types.ts";
 import { causeText, STORE_ERROR_CODES, StoreError, type StoreOp } from "./errors.ts";
-import { GroupWriter, type SetOptions } from "./group.ts";
+import { GroupWriter } from "./group.ts";
 
 /**
  * The raw key-value layer every repository sits on: a `Keyv` instance (keyv 5) whose storage
@@ -31,10 +31,9 @@ export interface KeyValueStore {
   /**
    * `ttlMs`: the value disappears after that long (native TTL on Redis, checked on read
    * elsewhere). Group-committed: resolves once the write that holds it has committed, with every
-   * other set issued meanwhile (see group.ts); rejects when that write failed. `options`: see
-   * SetOptions.
+   * other set issued meanwhile (see group.ts); rejects when that write failed.
    */
-  set(key: string, value: unknown, ttlMs?: number, options?: SetOptions): Promise<void>;
+  set(key: string, value: unknown, ttlMs?: number): Promise<void>;
   /**
    * Compare-and-set: `next` gets the stored value, and what it returns is written only if the
    * key still holds what was read, in one atomic step on the backend. False when the key changed
@@ -285,12 +284,12 @@ export function createKeyValueStore(
       return ((await bounded("get", key, keyv.get<T>(k))) ?? undefined) as T | undefined;
     },
 
-    set(key, value, ttlMs, options) {
+    set(key, value, ttlMs) {
       // Not async (the webhook path): the writer's promise as it is; bad input still rejects.
       try {
         const k = full("set", key);
         const { raw, ms } = rawOf(key, value, ttlMs);
-        return writer.write(k, raw, ms, options?.anyOrder === true);
+        return writer.write(k, raw, ms);
       } catch (err) {
         return Promise.reject(err);
       }

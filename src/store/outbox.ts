@@ -23,8 +23,8 @@ export interface Outbox {
   /**
    * Appends. The items of one event stored in one turn of the event loop go in one record
    * (`outbox-batch:{team}:{eventId}:{seq}`, in arrival order), written with the event's work
-   * marker naming it (in the same group commit, or the next when the group is full); each
-   * resolves once both have committed. An item naming no event is
+   * marker naming it (in the same group commit, or the next when the marker's key is still in
+   * flight or the group is full); each resolves once both have committed. An item naming no event is
    * keyed by sequence alone, as earlier versions keyed every item. Returns the item's id.
    */
   put(item: OutboxItem): Promise<string>;
@@ -181,8 +181,8 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
    * Batches still to be written, by event. Every item of an event stored in one turn of the
    * event loop joins one record, written once with the event's marker (naming it) when the turn
    * ends: scheduled with setImmediate as the turn's first item arrives, so both join the group
-   * writer's next commit, even while the last turn's marker is in flight (the marker the one
-   * after only when the group is full; the engine finds a record either way). Every item's caller
+   * writer's next commit (the marker the one after, when its key is still in flight from the
+   * last turn or the group is full; the engine finds a record either way). Every item's caller
    * awaits both: a failed write refuses them all (none was acknowledged), and each is answered
    * only once its record is stored. Only the record's write decides the answer: a marker whose
    * write failed is put back by the engine's sweep (engine.ts), and the messages are stored. A
@@ -201,14 +201,8 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
           setImmediate(() => {
             if (open.get(event) === pending) open.delete(event);
             const stored = batches.put(id, { items });
-            // In the same group as the record even while the event's previous marker is still
-            // in flight (anyOrder): then whichever lands last, every record commits with a
-            // marker naming it, and the engine drains whatever a listing finds, clearing a
-            // marker only if it still holds what it read (settle). Its failure is the sweep's
-            // to mend, not the callers'.
-            const marked = outboxWork
-              .put(event, { last: id, at }, undefined, { anyOrder: true })
-              .catch(() => undefined);
+            // Its failure is the sweep's to mend, not the callers'.
+            const marked = outboxWork.put(event, { last: id, at }).catch(() => undefined);
             stored.then(() => marked.then(() => resolve()), reject);
           }),
         ),

@@ -1,7 +1,6 @@
 import type { z } from "zod";
 import { type Cipher, DecryptError } from "./crypto.ts";
 import { STORE_ERROR_CODES, StoreError } from "./errors.ts";
-import type { SetOptions } from "./group.ts";
 import type { KeyValueStore, ListOptions } from "./kv.ts";
 
 /**
@@ -85,7 +84,7 @@ export interface Repository<T> {
   key(id: string): string;
   get(id: string): Promise<T | undefined>;
   /** Validates against the schema, encrypts the declared fields, writes. */
-  put(id: string, value: T, ttlMs?: number, options?: SetOptions): Promise<void>;
+  put(id: string, value: T, ttlMs?: number): Promise<void>;
   delete(id: string): Promise<boolean>;
   /** Records whose id starts with `idPrefix`, in id byte order (or reversed). */
   list(idPrefix?: string, opts?: ListOptions): Promise<Array<{ id: string; value: T }>>;
@@ -209,7 +208,7 @@ export function bindRepository<S extends z.ZodType>(
       const raw = await kv.get<unknown>(key);
       return raw === undefined ? undefined : read(key, raw);
     },
-    put(id, value, ttlMs, options) {
+    put(id, value, ttlMs) {
       // Not async: on the webhook path (thousands a second) it only hands kv.set's promise on;
       // a bad id or value still rejects, as from an async function.
       let key: string;
@@ -220,7 +219,7 @@ export function bindRepository<S extends z.ZodType>(
       } catch (err) {
         return Promise.reject(err);
       }
-      return kv.set(key, encoded, ttlMs, options);
+      return kv.set(key, encoded, ttlMs);
     },
     async delete(id) {
       return kv.delete(keyOf(id));

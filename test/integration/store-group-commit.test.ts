@@ -152,12 +152,13 @@ for (const c of cases) {
       try {
         // Single messages, each its own group, fill the slots and wait on the lock.
         const firsts: Array<Promise<number>> = [];
-        // Each message writes its item and its event's marker (outbox-work), in one group: a
-        // later first's marker goes with it, beside the marker still in flight (anyOrder).
+        // Each message writes its item and its event's marker (outbox-work): the first group
+        // holds both; a later first goes alone, its marker waiting while the key is in flight.
+        const marker = (i: number) => 1 + (i >= 1 ? 1 : 0);
         for (let i = 0; i < c.slots; i++) {
           firsts.push(postJoin(origin, target, i));
           await eventually(
-            () => (store.pendingWrites() === 2 * (i + 1) ? true : undefined),
+            () => (store.pendingWrites() === i + 1 + marker(i) ? true : undefined),
             `${i}`,
           );
           // Its group left on the turn it was queued: this turn comes after that one.
@@ -168,8 +169,8 @@ for (const c of cases) {
           postJoin(origin, target, c.slots + i, i === POISONED ? { name: "poison-pill" } : {}),
         );
         await eventually(
-          // A marker in flight with each first, and one waiting (with the poisoned group).
-          () => (store.pendingWrites() === 2 * c.slots + GROUP + 1 ? true : undefined),
+          // The marker once in flight, once waiting (with the poisoned group).
+          () => (store.pendingWrites() === c.slots + GROUP + 2 ? true : undefined),
           "the next messages queued",
         );
         await refusals.unlock();
