@@ -4,6 +4,8 @@
  * (profiled), the load in a child (bench/load.ts), so the profile holds the server side only.
  * With RATE, the load is an open loop at RATE msg/s instead of 32 in flight.
  * PROFILE_STORE_URL runs it on that store (a database of its own: nothing is emptied after).
+ * WARM=N serves N messages before the measured window (default 3,000); V8 compiles on its
+ * own threads for tens of thousands (see INGEST in rows/ingest.ts).
  * PROFILE_NO_WORKER=1 stops the live worker first (the outbox just fills): the route's cost
  * without the drain beside it. "bare" serves the same load from bare node:http in this process;
  * "bare-deferred" answers each request a turn later, in batches, as group commit does.
@@ -79,7 +81,13 @@ await run(
     "--import",
     "tsx",
     "bench/load.ts",
-    JSON.stringify({ ...plan, rate: undefined, concurrency: 32, count: 3_000, offset: 1_000_000 }),
+    JSON.stringify({
+      ...plan,
+      rate: undefined,
+      concurrency: 32,
+      count: Number(process.env.WARM ?? 3_000),
+      offset: 1_000_000,
+    }),
   ],
   { maxBuffer: 1 << 20 },
 );

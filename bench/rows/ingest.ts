@@ -60,9 +60,18 @@ interface SampledNode {
   children: SampledNode[];
 }
 
+/**
+ * `warmup`: messages the app serves before anything is measured. V8 goes on optimising the
+ * route and the engine for tens of thousands of messages, on threads of its own (mostly
+ * TurboFan, by `perf`): after 2,000 the next 20,000 cost ~19 µs a message there, beside the
+ * route thread's ~55; after 20,000, ~8; after 40,000, ~5 (`WARM=2000|20000|40000
+ * PROFILE_STORE_URL=redis://… node --import tsx bench/profile-ingest.ts`, 2026-11-28). A server
+ * runs for hours: the bars are about that steady state, not its first seconds. The floor's few
+ * functions are compiled within its own warm-up.
+ */
 const INGEST = SHORT
   ? { count: 2_000, warmup: 500, concurrency: 32 }
-  : { count: 20_000, warmup: 2_000, concurrency: 32 };
+  : { count: 20_000, warmup: 20_000, concurrency: 32 };
 /** Pairs (floor, then app) of each bar's measure; the bars are judged on their median. */
 const ROUNDS = SHORT ? 1 : 5;
 
