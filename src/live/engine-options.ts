@@ -16,7 +16,10 @@ export interface LiveEngineOptions {
   maxPollMs?: number;
   /** An owned event with nothing to do is let go after this long. Default 10 s. */
   idleReleaseMs?: number;
-  /** Shortest time between two outbox turns. Default 100 ms. */
+  /**
+   * Shortest time between two outbox turns. Default 100 ms. Not after a turn that stopped at
+   * `batch` with items left: the next begins at once.
+   */
   minTurnMs?: number;
   /** Slack calls per channel: one per this. Default 1000 ms. */
   paceMs?: number;

@@ -81,6 +81,8 @@ export class LiveEngine {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private again = false;
+  /** The last turn stopped at a bound with items left: the next one starts at once. */
+  private backlog = false;
   private stopped = false;
   private lastMarkerScan = 0;
   private lastTurn = 0;
@@ -148,7 +150,8 @@ export class LiveEngine {
   /**
    * Something was stored: look soon rather than at the next poll. Turns are at least
    * `minTurnMs` apart, so a burst is taken in batches: each turn rewrites the event's record
-   * once, whatever the number of messages in it.
+   * once, whatever the number of messages in it. A turn that stopped at `batch` with items left
+   * is followed at once: its batch was full already.
    */
   nudge(): void {
     if (this.stopped) return;
@@ -171,12 +174,23 @@ export class LiveEngine {
       this.timer = undefined;
       this.lastTurn = Date.now();
       this.ticking = this.tick()
-        .catch((err: unknown) => this.deps.logger.error({ err }, "live: outbox turn failed"))
-        .finally(() => {
+        .then(
+          () => this.backlog,
+          (err: unknown) => {
+            this.deps.logger.error({ err }, "live: outbox turn failed");
+            // A failing store is not tried again at once: the next turn waits as after a nudge.
+            return false;
+          },
+        )
+        .then((backlog) => {
           this.ticking = undefined;
           const soon = this.again;
           this.again = false;
-          this.schedule(soon ? this.options.minTurnMs : this.pollDelay());
+          this.backlog = false;
+          // Items left at a bound: the next turn at once (the batch is already full; waiting
+          // would only let the card fall behind). New items during the turn: `minTurnMs`, to
+          // gather them. Neither: the poll.
+          this.schedule(backlog ? 0 : soon ? this.options.minTurnMs : this.pollDelay());
         });
     }, ms);
     this.timer.unref();
@@ -238,7 +252,7 @@ export class LiveEngine {
       const rows = await outbox.listLegacy(this.options.batch);
       this.legacyLeft = rows.length > 0;
       found += rows.length;
-      if (rows.length >= this.options.batch) this.again = true;
+      if (rows.length >= this.options.batch) this.backlog = true;
       await this.drainLegacy(rows);
     }
     // Then only the events that have work, and of those only the ones this instance owns or
@@ -284,7 +298,7 @@ export class LiveEngine {
       // Records left after this listing (at `batch` items, or at the records a listing reads,
       // which small records reach first): read on at once, and the marker stays, however old.
       if (more) {
-        this.again = true;
+        this.backlog = true;
         continue;
       }
       if ((seen || now - mark.at > STALE_MARK_MS) && (await outbox.settle(mark))) {

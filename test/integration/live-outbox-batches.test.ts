@@ -219,6 +219,66 @@ describe("the live engine on outbox batches", () => {
     }
   }, 30_000);
 
+  it("follows a turn that stopped at `batch` with items left at once, not after `minTurnMs`", async () => {
+    await subscribe("E5");
+    // Five turns' worth (ten records of 64, two a turn at batch 100), written before it starts.
+    for (let t = 0; t < 10; t++) {
+      await Promise.all(
+        Array.from({ length: 64 }, (_, i) => store.outbox.put(item("E5", t * 64 + i))),
+      );
+    }
+    listings.length = 0;
+    // A minute between turns that gather new items: waiting it after a full batch would leave
+    // all but the first turn's items for minutes. Nothing nudges here; only the backlog drives.
+    const e = start({ batch: 100, minTurnMs: 60_000, pollMs: 60_000, maxPollMs: 60_000 });
+    await eventually(
+      async () => ((await left("E5")) === 0 ? true : undefined),
+      "E5's backlog drained in consecutive turns",
+      10_000,
+    );
+    await e.settled();
+    const reads = listings.filter((l) => l.eventId === "E5" && l.items > 0);
+    expect(reads.map((l) => [l.records, l.more])).toEqual([
+      [2, true],
+      [2, true],
+      [2, true],
+      [2, true],
+      [2, false],
+    ]);
+    expect((await e.figures("T1", "E5"))?.unique).toBe(640);
+  }, 20_000);
+
+  it("does not retry at once a turn that failed after a full batch", async () => {
+    await subscribe("E6");
+    for (let t = 0; t < 4; t++) {
+      await Promise.all(
+        Array.from({ length: 64 }, (_, i) => store.outbox.put(item("E6", t * 64 + i))),
+      );
+    }
+    listings.length = 0;
+    let calls = 0;
+    const e = start({ batch: 100, minTurnMs: 5_000, pollMs: 5_000, maxPollMs: 5_000 });
+    // Wrapped over the listing spy: the first listing succeeds (a full batch, more left), every
+    // later one fails, as a store that went down mid-backlog.
+    const listed = store.outbox.eventPage;
+    store.outbox.eventPage = async (team, eventId, limit) => {
+      calls++;
+      if (calls > 1) throw new Error("store down");
+      return listed.call(store.outbox, team, eventId, limit);
+    };
+    try {
+      await eventually(async () => (calls >= 2 ? true : undefined), "the turn after", 10_000);
+      await e.settled();
+      // The failed turn is followed by a wait (the poll's), not by another turn at once.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(calls).toBe(2);
+      expect(listings.filter((l) => l.eventId === "E6").map((l) => l.more)).toEqual([true]);
+      expect(await left("E6")).toBe(256 - 128);
+    } finally {
+      store.outbox.eventPage = listed;
+    }
+  }, 20_000);
+
   it("marks and drains a batch whose marker never landed", async () => {
     await subscribe("E3");
     const id = `T1:E3:${timeOrderedId()}`;
