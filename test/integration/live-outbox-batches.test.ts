@@ -111,6 +111,15 @@ describe("the live engine on outbox batches", () => {
     return e;
   }
 
+  /** `records` full records of 64 items, one turn of the route each, written before it starts. */
+  const fullRecords = async (eventId: string, records: number) => {
+    for (let t = 0; t < records; t++) {
+      await Promise.all(
+        Array.from({ length: 64 }, (_, i) => store.outbox.put(item(eventId, t * 64 + i))),
+      );
+    }
+  };
+
   const left = async (eventId: string) => (await store.outbox.listEvent("T1", eventId)).length;
 
   it("drains an event's item of an earlier version and its batches in order, each record removed once, and clears its marker", async () => {
@@ -153,11 +162,7 @@ describe("the live engine on outbox batches", () => {
   it("reads about `batch` items a turn from a large backlog of full records, and clears the marker when done", async () => {
     await subscribe("E2");
     // Ten turns' worth written before the engine starts: ten records of 64.
-    for (let t = 0; t < 10; t++) {
-      await Promise.all(
-        Array.from({ length: 64 }, (_, i) => store.outbox.put(item("E2", t * 64 + i))),
-      );
-    }
+    await fullRecords("E2", 10);
     listings.length = 0;
     start({ batch: 100 });
     await eventually(
@@ -222,11 +227,7 @@ describe("the live engine on outbox batches", () => {
   it("follows a turn that stopped at `batch` with items left at once, not after `minTurnMs`", async () => {
     await subscribe("E5");
     // Five turns' worth (ten records of 64, two a turn at batch 100), written before it starts.
-    for (let t = 0; t < 10; t++) {
-      await Promise.all(
-        Array.from({ length: 64 }, (_, i) => store.outbox.put(item("E5", t * 64 + i))),
-      );
-    }
+    await fullRecords("E5", 10);
     listings.length = 0;
     // A minute between turns that gather new items: waiting it after a full batch would leave
     // all but the first turn's items for minutes. Nothing nudges here; only the backlog drives.
@@ -250,11 +251,7 @@ describe("the live engine on outbox batches", () => {
 
   it("does not retry at once a turn that failed after a full batch", async () => {
     await subscribe("E6");
-    for (let t = 0; t < 4; t++) {
-      await Promise.all(
-        Array.from({ length: 64 }, (_, i) => store.outbox.put(item("E6", t * 64 + i))),
-      );
-    }
+    await fullRecords("E6", 4);
     listings.length = 0;
     let calls = 0;
     const e = start({ batch: 100, minTurnMs: 5_000, pollMs: 5_000, maxPollMs: 5_000 });
