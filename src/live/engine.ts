@@ -178,7 +178,8 @@ export class LiveEngine {
           () => this.backlog,
           (err: unknown) => {
             this.deps.logger.error({ err }, "live: outbox turn failed");
-            // A failing store is not tried again at once: the next turn waits as after a nudge.
+            // Never at once after a failure, whatever the turn had found: `minTurnMs` when a
+            // nudge came meanwhile, else the poll.
             return false;
           },
         )
@@ -252,8 +253,13 @@ export class LiveEngine {
       const rows = await outbox.listLegacy(this.options.batch);
       this.legacyLeft = rows.length > 0;
       found += rows.length;
-      if (rows.length >= this.options.batch) this.backlog = true;
-      await this.drainLegacy(rows);
+      const removed = await this.drainLegacy(rows);
+      // At once only when this turn removed some: items of events other instances hold stay
+      // where they are, and would be read again and again.
+      if (rows.length >= this.options.batch) {
+        if (removed > 0) this.backlog = true;
+        else this.again = true;
+      }
     }
     // Then only the events that have work, and of those only the ones this instance owns or
     // can take: another's event is never read here, only skipped.
@@ -342,12 +348,14 @@ export class LiveEngine {
   }
 
   /** Items of earlier versions: grouped per event here, as they were read. */
-  private async drainLegacy(rows: OutboxRow[]): Promise<void> {
+  /** Returns how many of `rows` it removed. */
+  private async drainLegacy(rows: OutboxRow[]): Promise<number> {
     const groups = new Map<string, OutboxEntry[]>();
+    let removed = 0;
     for (const row of rows) {
       const entry = entryOf(row);
       if (!entry.eventId) {
-        await this.deps.store.outbox.remove(row.id);
+        if (await this.deps.store.outbox.remove(row.id)) removed++;
         continue;
       }
       const key = `${entry.team}:${entry.eventId}`;
@@ -362,8 +370,11 @@ export class LiveEngine {
       const first = items[0];
       if (!first) continue;
       const run = await this.acquire(first.team, key.slice(first.team.length + 1));
-      if (run) await this.drain(run, items);
+      if (!run) continue;
+      await this.drain(run, items);
+      if (!run.dropped) removed += items.length;
     }
+    return removed;
   }
 
   /** Applies an event's items, saves, and only then removes them. */
