@@ -347,8 +347,10 @@ export class LiveEngine {
     }
   }
 
-  /** Items of earlier versions: grouped per event here, as they were read. */
-  /** Returns how many of `rows` it removed. */
+  /**
+   * Items of earlier versions: grouped per event here, as they were read. Returns how many of
+   * `rows` it removed (none of an event another instance holds).
+   */
   private async drainLegacy(rows: OutboxRow[]): Promise<number> {
     const groups = new Map<string, OutboxEntry[]>();
     let removed = 0;
