@@ -7,7 +7,12 @@
  */
 import type { AttendanceFigures, Deps } from "../deps.ts";
 import type { Metrics } from "../metrics.ts";
-import type { OutboxRow, OutboxWorkMark, Repository } from "../store/index.ts";
+import {
+  isStoreDown,
+  type OutboxRow,
+  type OutboxWorkMark,
+  type Repository,
+} from "../store/index.ts";
 import { backoffMs } from "./backoff.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
@@ -53,6 +58,8 @@ const HELD_ELSEWHERE_MS = 1_000;
 const STALE_MARK_MS = 30_000;
 /** Reads of one sweep at most (one per event with records): a fleet's worth of live events. */
 const SWEEP_MAX_READS = 20_000;
+/** An event whose turn failed on its own account is tried again after this, doubling. */
+const EVENT_RETRY = { firstMs: 1_000, maxMs: 60_000 } as const;
 /** Past the bound of any store write (STORE_OP_TIMEOUT_MS) and the clocks' drift between instances. */
 const RECHECK_MS = 5_000;
 
@@ -96,6 +103,8 @@ export class LiveEngine {
   private sweptAt = Date.now();
   /** Events another instance holds: not tried again before then. */
   private readonly heldElsewhere = new Map<string, number>();
+  /** Events whose last turn failed on their own account (eventFailed): not tried before `until`. */
+  private readonly failing = new Map<string, { failures: number; until: number }>();
   /** Per event with a marker, the records of its last listing drained here. */
   private readonly drained = new Map<string, Set<string>>();
   /** Events whose marker this instance cleared, looked at once more then (recheckCleared). */
@@ -213,7 +222,15 @@ export class LiveEngine {
     if (existing) return existing;
     const until = this.leases ? await this.leases.take(team, eventId) : Number.POSITIVE_INFINITY;
     if (until === undefined) return undefined;
-    const { record, live, stored } = await this.loadLive(team, eventId);
+    let loaded: Awaited<ReturnType<LiveEngine["loadLive"]>>;
+    try {
+      loaded = await this.loadLive(team, eventId);
+    } catch (err) {
+      // Not held with nothing to show for it: another instance (a newer version) may read it.
+      await this.leases?.giveBack(team, eventId).catch(() => false);
+      throw err;
+    }
+    const { record, live, stored } = loaded;
     const run = new EventRun(this, team, eventId, record, live, until, stored);
     this.runs.set(key, run);
     return run;
@@ -250,73 +267,143 @@ export class LiveEngine {
     // now and then, for an instance of an earlier version still running beside this one.
     if (this.legacyLeft || now - this.legacyCheckedAt >= LEGACY_RECHECK_MS) {
       this.legacyCheckedAt = now;
-      const rows = await outbox.listLegacy(this.options.batch);
-      this.legacyLeft = rows.length > 0;
-      found += rows.length;
-      const removed = await this.drainLegacy(rows);
-      // At once only when this turn removed some: items of events other instances hold stay
-      // where they are, and would be read again and again.
-      if (rows.length >= this.options.batch) {
-        if (removed > 0) this.backlog = true;
-        else this.again = true;
-      }
+      await this.turnStep("items of earlier versions", async () => {
+        // Looked at again in a minute if this fails on its own account (an unreadable item).
+        this.legacyLeft = false;
+        const rows = await outbox.listLegacy(this.options.batch);
+        this.legacyLeft = rows.length > 0;
+        found += rows.length;
+        const removed = await this.drainLegacy(rows);
+        // At once only when this turn removed some: items of events other instances hold stay
+        // where they are, and would be read again and again.
+        if (rows.length >= this.options.batch) {
+          if (removed > 0) this.backlog = true;
+          else this.again = true;
+        }
+      });
     }
     // Then only the events that have work, and of those only the ones this instance owns or
     // can take: another's event is never read here, only skipped.
     const work = await outbox.work();
     if (now - this.sweptAt >= this.options.sweepMs) {
       this.sweptAt = now;
-      await this.sweep(work);
+      await this.turnStep("the sweep for unmarked items", () => this.sweep(work));
     }
     for (const mark of work) {
       const key = `${mark.team}:${mark.eventId}`;
-      const held = this.runs.has(key);
-      if (!held && (this.heldElsewhere.get(key) ?? 0) > now) continue;
-      const run = await this.acquire(mark.team, mark.eventId);
-      if (!run) {
-        // Bounded: a fleet's worth of events, forgotten all at once past that.
-        if (this.heldElsewhere.size >= 100_000) this.heldElsewhere.clear();
-        this.heldElsewhere.set(key, now + HELD_ELSEWHERE_MS);
-        continue;
-      }
-      this.heldElsewhere.delete(key);
-      const { rows, more } = await outbox.eventPage(mark.team, mark.eventId, this.options.batch);
-      found += rows.length;
-      if (rows.length > 0) {
-        await this.drain(
-          run,
-          rows.map((r) => entryOf(r)),
-        );
-      } else if (!held) {
-        // Taken up for a marker whose items are gone (a process died between draining them and
-        // clearing it): nothing to ingest, so it is resumed here, as markers() would, or its
-        // channels would wait for the marker to go stale.
-        await this.resume(run);
-      }
-      if (run.dropped) continue;
-      // Cleared once the record it names has been drained, in this turn or the event's previous
-      // one (the marker read may be newer than the listing before it; a marker can land a
-      // group before its record), or when it names a record that never came (a write that
-      // failed). Remembered for a full listing too, whose last record the marker may name.
-      const seen =
-        rows.some((r) => r.record === mark.last) || this.drained.get(key)?.has(mark.last) === true;
-      if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.record)));
-      // Records left after this listing (at `batch` items, or at the records a listing reads,
-      // which small records reach first): read on at once, and the marker stays, however old.
-      if (more) {
-        this.backlog = true;
-        continue;
-      }
-      if ((seen || now - mark.at > STALE_MARK_MS) && (await outbox.settle(mark))) {
-        this.drained.delete(key);
-        this.recheck.set(key, { team: mark.team, eventId: mark.eventId, at: now + RECHECK_MS });
-      }
+      if (this.failingUntil(key) > now) continue;
+      await this.forEvent(key, mark.eventId, now, async () => {
+        found += await this.drainEvent(mark, now);
+        this.failing.delete(key);
+      });
     }
     await this.recheckCleared(now);
     this.deps.metrics.queueDepth.set({ queue: "outbox" }, found);
     this.emptyReads = found === 0 && work.length === 0 ? this.emptyReads + 1 : 0;
     await this.markers();
     await this.housekeep();
+  }
+
+  /**
+   * One event's turn: taken (or skipped while another instance holds it), its next page of
+   * items applied and removed, its marker cleared once it names nothing left. Returns the
+   * items read.
+   */
+  private async drainEvent(mark: OutboxWorkMark, now: number): Promise<number> {
+    const outbox = this.deps.store.outbox;
+    const key = `${mark.team}:${mark.eventId}`;
+    const held = this.runs.has(key);
+    if (!held && (this.heldElsewhere.get(key) ?? 0) > now) return 0;
+    const run = await this.acquire(mark.team, mark.eventId);
+    if (!run) {
+      // Bounded: a fleet's worth of events, forgotten all at once past that.
+      if (this.heldElsewhere.size >= 100_000) this.heldElsewhere.clear();
+      this.heldElsewhere.set(key, now + HELD_ELSEWHERE_MS);
+      return 0;
+    }
+    this.heldElsewhere.delete(key);
+    const { rows, more } = await outbox.eventPage(mark.team, mark.eventId, this.options.batch);
+    if (rows.length > 0) {
+      await this.drain(
+        run,
+        rows.map((r) => entryOf(r)),
+      );
+    } else if (!held) {
+      // Taken up for a marker whose items are gone (a process died between draining them and
+      // clearing it): nothing to ingest, so it is resumed here, as markers() would, or its
+      // channels would wait for the marker to go stale.
+      await this.resume(run);
+    }
+    if (run.dropped) return rows.length;
+    // Cleared once the record it names has been drained, in this turn or the event's previous
+    // one (the marker read may be newer than the listing before it; a marker can land a
+    // group before its record), or when it names a record that never came (a write that
+    // failed). Remembered for a full listing too, whose last record the marker may name.
+    const seen =
+      rows.some((r) => r.record === mark.last) || this.drained.get(key)?.has(mark.last) === true;
+    if (rows.length > 0) this.drained.set(key, new Set(rows.map((r) => r.record)));
+    // Records left after this listing (at `batch` items, or at the records a listing reads,
+    // which small records reach first): read on at once, and the marker stays, however old.
+    if (more) {
+      this.backlog = true;
+      return rows.length;
+    }
+    if ((seen || now - mark.at > STALE_MARK_MS) && (await outbox.settle(mark))) {
+      this.drained.delete(key);
+      this.recheck.set(key, { team: mark.team, eventId: mark.eventId, at: now + RECHECK_MS });
+    }
+    return rows.length;
+  }
+
+  /**
+   * `step` for one event. The store itself failing fails the turn (every event would fail alike);
+   * any other failure is the event's own (a record it cannot read, an item it cannot apply):
+   * eventFailed, and the caller goes on with the next event.
+   */
+  private async forEvent(
+    key: string,
+    eventId: string,
+    now: number,
+    step: () => Promise<void>,
+  ): Promise<void> {
+    try {
+      await step();
+    } catch (err) {
+      if (isStoreDown(err)) throw err;
+      this.eventFailed(key, eventId, err, now);
+    }
+  }
+
+  /** A step of the turn that is not one event's: as forEvent, logged and left for a later turn. */
+  private async turnStep(what: string, step: () => Promise<void>): Promise<void> {
+    try {
+      await step();
+    } catch (err) {
+      if (isStoreDown(err)) throw err;
+      this.deps.logger.error({ err }, `live: ${what} failed; the events' turns go on`);
+    }
+  }
+
+  private failingUntil(key: string): number {
+    return this.failing.get(key)?.until ?? 0;
+  }
+
+  /**
+   * An event whose step failed on its own account: its items stay where they are (a newer
+   * version, or a mended store, may read them), its run and lease stay here (its lanes post on),
+   * and its items are tried again after a back-off that doubles up to a minute. Logged once per
+   * back-off, however many steps (markers, housekeeping) fail meanwhile.
+   */
+  private eventFailed(key: string, eventId: string, err: unknown, now: number): void {
+    if (this.failingUntil(key) > now) return;
+    const failures = this.failing.get(key)?.failures ?? 0;
+    const retryMs = backoffMs(EVENT_RETRY, failures);
+    if (this.failing.size >= 100_000) this.failing.clear();
+    this.failing.set(key, { failures: failures + 1, until: now + retryMs });
+    this.deps.logger.error(
+      { err, event: eventId, failures: failures + 1, retryMs },
+      "live: an event's turn failed; its items stay, the other events go on, and it is tried again later",
+    );
   }
 
   /**
@@ -403,11 +490,13 @@ export class LiveEngine {
         continue;
       }
       const i = id.indexOf(":");
-      if (i <= 0) continue;
-      const run = await this.acquire(id.slice(0, i), id.slice(i + 1));
-      if (!run) continue;
-      this.marked.add(run.id);
-      await this.resume(run);
+      if (i <= 0 || this.failingUntil(id) > now) continue;
+      await this.forEvent(id, id.slice(i + 1), now, async () => {
+        const run = await this.acquire(id.slice(0, i), id.slice(i + 1));
+        if (!run) return;
+        this.marked.add(run.id);
+        await this.resume(run);
+      });
     }
   }
 
@@ -426,28 +515,12 @@ export class LiveEngine {
   private async housekeep(): Promise<void> {
     const now = Date.now();
     for (const run of [...this.runs.values()]) {
-      // Replaced chunk versions past their grace, on a quiet event too (a failure keeps them).
-      await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k)).catch(() => 0);
-      // Time-driven changes first, as a step of their own: "idle?" below only asks.
-      run.advance(now);
-      if (now - run.subReadAt > 2_000) {
-        await run.readSub(undefined);
-        // Gone (muted everywhere, uninstalled): let go once its reminders are deleted too.
-        if (!run.sub && !run.hasWork(now)) {
-          await this.release(run);
-          continue;
-        }
-      }
-      if (run.idle(now)) {
-        // Kept a while: between bursts, reloading 10,000 sessions per message would cost more.
-        run.idleSince ??= now;
-        if (now - run.idleSince >= this.options.idleReleaseMs) {
-          await run.save();
-          await this.release(run);
-          continue;
-        }
-      } else run.idleSince = undefined;
-      if (!this.leases) continue;
+      let released = false;
+      // Its lease is looked after below even when this fails on the event's own account.
+      await this.forEvent(run.id, run.eventId, now, async () => {
+        released = await this.tidy(run, now);
+      });
+      if (released || run.dropped || !this.leases) continue;
       if (now >= run.leaseUntil) {
         // Lapsed (a stalled event loop): someone else may own it now. Let go; whoever owns it
         // reads what was saved.
@@ -465,6 +538,32 @@ export class LiveEngine {
         this.lostLease(run, "not extended");
       }
     }
+  }
+
+  /** An event's time-driven changes, and letting it go when gone or idle; true if let go. */
+  private async tidy(run: EventRun, now: number): Promise<boolean> {
+    // Replaced chunk versions past their grace, on a quiet event too (a failure keeps them).
+    await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k)).catch(() => 0);
+    // Time-driven changes first, as a step of their own: "idle?" below only asks.
+    run.advance(now);
+    if (now - run.subReadAt > 2_000) {
+      await run.readSub(undefined);
+      // Gone (muted everywhere, uninstalled): let go once its reminders are deleted too.
+      if (!run.sub && !run.hasWork(now)) {
+        await this.release(run);
+        return true;
+      }
+    }
+    if (run.idle(now)) {
+      // Kept a while: between bursts, reloading 10,000 sessions per message would cost more.
+      run.idleSince ??= now;
+      if (now - run.idleSince >= this.options.idleReleaseMs) {
+        await run.save();
+        await this.release(run);
+        return true;
+      }
+    } else run.idleSince = undefined;
+    return false;
   }
 
   /**

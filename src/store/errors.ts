@@ -67,6 +67,19 @@ export function causeText(err: unknown): string {
   return String(err);
 }
 
+/**
+ * The store itself failed (unreachable, too slow, closed), as against one stored value that
+ * cannot be read: every other call would fail the same way now.
+ */
+export function isStoreDown(err: unknown): boolean {
+  return (
+    err instanceof StoreError &&
+    (err.code === STORE_ERROR_CODES.unavailable ||
+      err.code === STORE_ERROR_CODES.timeout ||
+      err.code === STORE_ERROR_CODES.closed)
+  );
+}
+
 /** A stored secret that no configured key opens (sealed with another ONAIR_ENCRYPTION_KEY). */
 export function isUnopenable(err: unknown): boolean {
   return (

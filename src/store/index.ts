@@ -18,7 +18,13 @@ import type { Store } from "./store.ts";
 export type { BackendKind } from "./backends/types.ts";
 export type { Cipher } from "./crypto.ts";
 export { createCipher, DecryptError, isEncrypted, KEY_FILE, loadOrCreateKey } from "./crypto.ts";
-export { isUnopenable, STORE_ERROR_CODES, StoreError, type StoreErrorCode } from "./errors.ts";
+export {
+  isStoreDown,
+  isUnopenable,
+  STORE_ERROR_CODES,
+  StoreError,
+  type StoreErrorCode,
+} from "./errors.ts";
 export { CANARY_KEY, checkEncryptionKey, EncryptionKeyError } from "./key-check.ts";
 export { timeOrderedId } from "./keys.ts";
 export {

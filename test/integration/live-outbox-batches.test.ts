@@ -1,22 +1,17 @@
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { Writable } from "node:stream";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { LiveEngine, type LiveEngineOptions } from "../../src/live/engine.ts";
+import { afterEach, describe, expect, it } from "vitest";
+import type { LiveEngine, LiveEngineOptions } from "../../src/live/engine.ts";
 import { createLogger } from "../../src/log.ts";
-import { createMetrics } from "../../src/metrics.ts";
 import {
-  createCipher,
-  openStore,
   outboxBatchRepo,
   outboxRepo,
   outboxWorkRepo,
-  type Store,
+  STORE_ERROR_CODES,
+  StoreError,
   timeOrderedId,
 } from "../../src/store/index.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
+import { engineSuite, joinItem, subscribeEvent } from "../helpers/outbox-items.ts";
 
 /**
  * The live engine on outbox batches (one record per event and turn), on a real SQLite file: it
@@ -32,109 +27,57 @@ const logger = createLogger({
 });
 
 describe("the live engine on outbox batches", () => {
-  const dir = mkdtempSync(join(tmpdir(), "onair-batches-"));
-  let store: Store;
-  let engine: LiveEngine | undefined;
-  beforeAll(async () => {
-    store = await openStore(`sqlite://${join(dir, "s.sqlite")}`, {
-      cipher: createCipher(randomBytes(32)),
-      sweepIntervalMs: 0,
-    });
+  const { suite, start: startEngine } = engineSuite("batches", logger, {
+    pollMs: 20,
+    maxPollMs: 100,
+    minTurnMs: 10,
   });
-  afterEach(async () => {
-    await engine?.stop();
-    engine = undefined;
-    unspy();
-  });
-  afterAll(async () => {
-    await store?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => unspy());
 
-  const item = (eventId: string, i: number) => ({
-    team: "T1",
-    subscriptionId: `sub-${eventId}`,
-    eventId,
-    receivedAt: i,
-    message: {
-      type: "ATTENDEE_INFO",
-      eventId,
-      instanceId: "i1",
-      info: {
-        endpointGuid: `guid-${i}`,
-        endpointType: "web",
-        infoType: "JOIN",
-        joinTime: 1_000 + i,
-        name: `Attendee ${i}`,
-      },
-    },
-  });
-
-  /** A subscription for the event, so that its items are applied (a card in one channel). */
-  const subscribe = (eventId: string) =>
-    store.subscriptions.put(`sub-${eventId}`, {
-      team: "T1",
-      eventId,
-      channels: ["C0EVENTS"],
-      secretSha256: "0".repeat(64),
-      types: ["EVENT_STATE", "ATTENDEE_INFO"],
-      noise: "counter",
-      createdAt: Date.now(),
-    });
+  const item = joinItem;
+  const subscribe = (eventId: string) => subscribeEvent(suite.store, eventId);
 
   /** Every listing of an event the engine makes in its turns, as returned. */
   const listings: Array<{ eventId: string; items: number; records: number; more: boolean }> = [];
   let unspy = () => {};
   function start(options: LiveEngineOptions): LiveEngine {
-    const original = store.outbox.eventPage;
-    store.outbox.eventPage = async (team, eventId, limit) => {
-      const page = await original.call(store.outbox, team, eventId, limit);
+    const original = suite.store.outbox.eventPage;
+    suite.store.outbox.eventPage = async (team, eventId, limit) => {
+      const page = await original.call(suite.store.outbox, team, eventId, limit);
       const records = new Set(page.rows.map((r) => r.key)).size;
       listings.push({ eventId, items: page.rows.length, records, more: page.more });
       return page;
     };
     unspy = () => {
-      store.outbox.eventPage = original;
+      suite.store.outbox.eventPage = original;
     };
-    const e = new LiveEngine(
-      {
-        store,
-        logger,
-        bulkClient: () => Promise.reject(new Error("no Slack in this test")),
-        now: () => Date.now(),
-        onClose: () => undefined,
-        metrics: createMetrics(),
-      },
-      { pollMs: 20, maxPollMs: 100, minTurnMs: 10, ...options },
-    );
-    e.start();
-    engine = e;
-    return e;
+    return startEngine(options);
   }
 
   /** `records` full records of 64 items, one turn of the route each, written before it starts. */
   const fullRecords = async (eventId: string, records: number) => {
     for (let t = 0; t < records; t++) {
       await Promise.all(
-        Array.from({ length: 64 }, (_, i) => store.outbox.put(item(eventId, t * 64 + i))),
+        Array.from({ length: 64 }, (_, i) => suite.store.outbox.put(item(eventId, t * 64 + i))),
       );
     }
   };
 
-  const left = async (eventId: string) => (await store.outbox.listEvent("T1", eventId)).length;
+  const left = async (eventId: string) =>
+    (await suite.store.outbox.listEvent("T1", eventId)).length;
 
   it("drains an event's item of an earlier version and its batches in order, each record removed once, and clears its marker", async () => {
     await subscribe("E1");
     const old = `T1:E1:${timeOrderedId(Date.now() - 60_000)}`;
-    await store.repository(outboxRepo).put(old, item("E1", 0));
+    await suite.store.repository(outboxRepo).put(old, item("E1", 0));
     // One turn: 300 items in five records (64 each, the last 44).
     const ids = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => store.outbox.put(item("E1", i + 1))),
+      Array.from({ length: 300 }, (_, i) => suite.store.outbox.put(item("E1", i + 1))),
     );
     expect(new Set(ids.map((id) => id.slice(0, id.lastIndexOf("/")))).size).toBe(5);
     const deleted: string[][] = [];
-    const deleteMany = store.deleteMany.bind(store);
-    store.deleteMany = (keys) => {
+    const deleteMany = suite.store.deleteMany.bind(suite.store);
+    suite.store.deleteMany = (keys) => {
       deleted.push([...keys]);
       return deleteMany(keys);
     };
@@ -142,7 +85,9 @@ describe("the live engine on outbox batches", () => {
       const e = start({});
       await eventually(
         async () =>
-          (await left("E1")) === 0 && (await store.outbox.work()).length === 0 ? true : undefined,
+          (await left("E1")) === 0 && (await suite.store.outbox.work()).length === 0
+            ? true
+            : undefined,
         "E1 drained and its marker cleared",
         10_000,
       );
@@ -156,7 +101,7 @@ describe("the live engine on outbox batches", () => {
       const figures = await e.figures("T1", "E1");
       expect(figures?.unique).toBe(301);
     } finally {
-      store.deleteMany = deleteMany;
+      suite.store.deleteMany = deleteMany;
     }
   }, 20_000);
 
@@ -168,7 +113,8 @@ describe("the live engine on outbox batches", () => {
     start({ batch: 100 });
     await eventually(
       async () =>
-        (await left("E2")) === 0 && !(await store.outbox.work()).some((w) => w.eventId === "E2")
+        (await left("E2")) === 0 &&
+        !(await suite.store.outbox.work()).some((w) => w.eventId === "E2")
           ? true
           : undefined,
       "E2 drained and its marker cleared",
@@ -186,19 +132,19 @@ describe("the live engine on outbox batches", () => {
     // A backlog of records of one item each (one turn each), as after a restart: a listing of
     // `batch` (1,000) items stops at 250 records, long before 1,000 items.
     const count = 520;
-    for (let i = 0; i < count; i++) await store.outbox.put(item("E4", i));
-    const mark = (await store.outbox.work()).find((w) => w.eventId === "E4");
+    for (let i = 0; i < count; i++) await suite.store.outbox.put(item("E4", i));
+    const mark = (await suite.store.outbox.work()).find((w) => w.eventId === "E4");
     expect(mark).toBeDefined();
     // Written over 30 s ago (STALE_MARK_MS): a marker past that is cleared without its record
     // being seen, which must not happen while records are left.
-    await store
+    await suite.store
       .repository(outboxWorkRepo)
       .put("T1:E4", { last: mark?.last ?? "", at: Date.now() - 60_000 });
     // What was left of E4 whenever its marker was cleared.
     const leftWhenCleared: number[] = [];
-    const settle = store.outbox.settle;
-    store.outbox.settle = async (m) => {
-      const cleared = await settle.call(store.outbox, m);
+    const settle = suite.store.outbox.settle;
+    suite.store.outbox.settle = async (m) => {
+      const cleared = await settle.call(suite.store.outbox, m);
       if (cleared && m.eventId === "E4") leftWhenCleared.push(await left("E4"));
       return cleared;
     };
@@ -221,7 +167,7 @@ describe("the live engine on outbox batches", () => {
       ]);
       expect((await e.figures("T1", "E4"))?.unique).toBe(count);
     } finally {
-      store.outbox.settle = settle;
+      suite.store.outbox.settle = settle;
     }
   }, 30_000);
 
@@ -250,17 +196,17 @@ describe("the live engine on outbox batches", () => {
     expect((await e.figures("T1", "E5"))?.unique).toBe(640);
     // And quiet once the backlog is gone: no further turn (each begins by reading the markers)
     // before the poll's minute.
-    const work = store.outbox.work;
+    const work = suite.store.outbox.work;
     let turns = 0;
-    store.outbox.work = () => {
+    suite.store.outbox.work = () => {
       turns++;
-      return work.call(store.outbox);
+      return work.call(suite.store.outbox);
     };
     try {
       await sleep(300);
       expect(turns).toBe(0);
     } finally {
-      store.outbox.work = work;
+      suite.store.outbox.work = work;
     }
   }, 20_000);
 
@@ -273,13 +219,13 @@ describe("the live engine on outbox batches", () => {
     // In one turn: E6's listing stops at the bound with records left (the next turn would start
     // at once), then E7's listing fails, as a store going down mid-turn (markers in key order).
     let failed = 0;
-    const listed = store.outbox.eventPage;
-    store.outbox.eventPage = async (team, eventId, limit) => {
+    const listed = suite.store.outbox.eventPage;
+    suite.store.outbox.eventPage = async (team, eventId, limit) => {
       if (eventId === "E7") {
         failed++;
-        throw new Error("store down");
+        throw new StoreError(STORE_ERROR_CODES.unavailable, "list", "sqlite", undefined, "down");
       }
-      return listed.call(store.outbox, team, eventId, limit);
+      return listed.call(suite.store.outbox, team, eventId, limit);
     };
     // Start the spy (start) over the failing listing: only successful listings are recorded.
     const e = start({ batch: 100, minTurnMs: 5_000, pollMs: 5_000, maxPollMs: 5_000 });
@@ -293,13 +239,13 @@ describe("the live engine on outbox batches", () => {
       expect(await left("E6")).toBe(256 - 128);
     } finally {
       await e.stop();
-      store.outbox.eventPage = listed;
+      suite.store.outbox.eventPage = listed;
       // Nothing left for the tests after this one: the rest of E6 and E7, and their markers.
       for (const ev of ["E6", "E7"]) {
-        const keys = (await store.outbox.listEvent("T1", ev)).map((r) => r.key);
-        await store.deleteMany([...new Set(keys)]);
-        for (const m of await store.outbox.work())
-          if (m.eventId === ev) await store.outbox.settle(m);
+        const keys = (await suite.store.outbox.listEvent("T1", ev)).map((r) => r.key);
+        await suite.store.deleteMany([...new Set(keys)]);
+        for (const m of await suite.store.outbox.work())
+          if (m.eventId === ev) await suite.store.outbox.settle(m);
       }
     }
   }, 20_000);
@@ -307,10 +253,10 @@ describe("the live engine on outbox batches", () => {
   it("marks and drains a batch whose marker never landed", async () => {
     await subscribe("E3");
     const id = `T1:E3:${timeOrderedId()}`;
-    await store
+    await suite.store
       .repository(outboxBatchRepo)
       .put(id, { items: [item("E3", 1), item("E3", 2), item("E3", 3)] });
-    expect((await store.outbox.work()).some((w) => w.eventId === "E3")).toBe(false);
+    expect((await suite.store.outbox.work()).some((w) => w.eventId === "E3")).toBe(false);
     const e = start({ sweepMs: 50 });
     await eventually(
       async () => ((await left("E3")) === 0 ? true : undefined),

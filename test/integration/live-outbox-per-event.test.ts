@@ -8,11 +8,13 @@ import { createMetrics } from "../../src/metrics.ts";
 import {
   createCipher,
   openStore,
+  outboxBatchRepo,
   outboxRepo,
   type Store,
   timeOrderedId,
 } from "../../src/store/index.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
+import { joinItem, subscribeEvent } from "../helpers/outbox-items.ts";
 
 /**
  * The outbox keyed per event, on a Redis two instances share: a turn lists the events that have
@@ -230,6 +232,46 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
       reader.outbox.listLegacy = listLegacy;
       for (const id of ids) await writer.outbox.remove(id);
       await other.giveBack("T1", "E9");
+    }
+  }, 20_000);
+
+  it("extends the leases of the events it holds while another event's record cannot be read", async () => {
+    await subscribeEvent(writer, "E20");
+    await Promise.all(Array.from({ length: 20 }, (_, i) => writer.outbox.put(joinItem("E20", i))));
+    // E21's record fails its schema as it is read back: its turns fail, every time.
+    const bad = `T1:E21:${timeOrderedId()}`;
+    await writer
+      .repository(outboxBatchRepo)
+      .put(bad, { items: [{ ...joinItem("E21", 0), receivedAt: "yesterday" }] });
+    await writer.outbox.markWork("T1", "E21", bad);
+    const e = startEngine({
+      pollMs: 50,
+      maxPollMs: 100,
+      minTurnMs: 20,
+      leaseMs: 600,
+      idleReleaseMs: 60_000,
+    });
+    engine = e;
+    const other = new EventLeases(writer, logger, 60_000);
+    try {
+      await eventually(
+        async () => ((await writer.outbox.listEvent("T1", "E20")).length === 0 ? true : undefined),
+        "E20 drained",
+        5_000,
+      );
+      // Three leases' worth: held all along, extended by housekeeping at every turn.
+      await sleep(1_800);
+      expect(e.runs.has("T1:E20")).toBe(true);
+      expect(await other.take("T1", "E20")).toBeUndefined();
+      expect((await e.figures("T1", "E20"))?.unique).toBe(20);
+    } finally {
+      await e.stop();
+      engine = undefined;
+      await other.giveBack("T1", "E20");
+      await writer.deleteMany([writer.repository(outboxBatchRepo).key(bad)]);
+      // Settled markers expire in a millisecond: gone before the next test looks.
+      for (const m of await writer.outbox.work()) await writer.outbox.settle(m);
+      await eventually(noMarkers, "no markers left", 2_000);
     }
   }, 20_000);
 

@@ -1,0 +1,164 @@
+import { Writable } from "node:stream";
+import { afterEach, describe, expect, it } from "vitest";
+import { activeRepo } from "../../src/live/live-record.ts";
+import { createLogger } from "../../src/log.ts";
+import {
+  outboxBatchRepo,
+  STORE_ERROR_CODES,
+  StoreError,
+  timeOrderedId,
+} from "../../src/store/index.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
+import { engineSuite, joinItem, subscribeEvent } from "../helpers/outbox-items.ts";
+
+/**
+ * One event's turn failing on its own account (a record it cannot read) holds up nobody else:
+ * the other events' items are applied, markers of events left by a process that is gone are
+ * taken up, and the failing event's items stay, tried again after a back-off and logged once per
+ * try. The store itself failing still fails the whole turn. On a real SQLite file.
+ */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe("the live engine when one event's turn fails", () => {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = createLogger({
+    level: "warn",
+    destination: new Writable({
+      write(chunk, _e, cb) {
+        for (const l of String(chunk).split("\n")) if (l.trim()) lines.push(JSON.parse(l));
+        cb();
+      },
+    }),
+  });
+  const restore: Array<() => void> = [];
+  const { suite, start } = engineSuite("event-failures", logger, {
+    pollMs: 20,
+    maxPollMs: 50,
+    minTurnMs: 10,
+  });
+  afterEach(() => {
+    for (const r of restore.splice(0)) r();
+    lines.length = 0;
+  });
+
+  const item = joinItem;
+  const subscribe = (eventId: string) => subscribeEvent(suite.store, eventId);
+
+  /** A record of the event whose item fails its schema as it is read back, and its marker. */
+  const unreadable = async (eventId: string) => {
+    const id = `T1:${eventId}:${timeOrderedId()}`;
+    const bad = { ...item(eventId, 0), receivedAt: "yesterday" };
+    await suite.store.repository(outboxBatchRepo).put(id, { items: [bad] });
+    await suite.store.outbox.markWork("T1", eventId, id);
+    return id;
+  };
+
+  /** Counts each event's listings (each a try at its items). */
+  const pages = new Map<string, number>();
+  function countPages(): void {
+    const original = suite.store.outbox.eventPage;
+    suite.store.outbox.eventPage = (team, eventId, limit) => {
+      pages.set(eventId, (pages.get(eventId) ?? 0) + 1);
+      return original.call(suite.store.outbox, team, eventId, limit);
+    };
+    restore.push(() => {
+      suite.store.outbox.eventPage = original;
+      pages.clear();
+    });
+  }
+
+  const left = async (eventId: string) =>
+    (await suite.store.outbox.listEvent("T1", eventId)).length;
+  const failures = (eventId: string) =>
+    lines.filter((l) => l.event === eventId && String(l.msg).includes("an event's turn failed"));
+
+  it("applies the other events' items and takes up left markers while one event's record cannot be read", async () => {
+    await subscribe("E1");
+    await subscribe("E2");
+    // E1 sorts first in the markers' order: its failure comes before E2 in every turn.
+    const badId = await unreadable("E1");
+    await Promise.all(Array.from({ length: 50 }, (_, i) => suite.store.outbox.put(item("E2", i))));
+    // An event left by a process that is gone (its subscription gone since): taken up after the
+    // outbox.
+    await suite.store.repository(activeRepo).put("T1:E3", { since: Date.now() });
+    countPages();
+    const e = start();
+    await eventually(
+      async () => ((await left("E2")) === 0 ? true : undefined),
+      "E2 drained past E1's failure",
+      5_000,
+    );
+    expect((await e.figures("T1", "E2"))?.unique).toBe(50);
+    // Taken up (markers), found to have no subscription and let go (housekeeping): its marker
+    // deleted. Both come after the events' turns.
+    await eventually(
+      async () => ((await suite.store.repository(activeRepo).get("T1:E3")) ? undefined : true),
+      "E3's marker taken up and let go",
+      5_000,
+    );
+    // E1's record stays as it was, and so does its marker: nothing acknowledged is dropped.
+    const kept = await suite.store.repository(outboxBatchRepo).get(badId);
+    expect(kept?.items).toHaveLength(1);
+    expect((await suite.store.outbox.work()).map((w) => w.eventId)).toContain("E1");
+    // Logged with the event and what failed, never as the turn.
+    const logged = failures("E1");
+    expect(logged.length).toBeGreaterThanOrEqual(1);
+    expect(JSON.stringify(logged[0])).toContain("does not match its schema");
+    expect(lines.filter((l) => String(l.msg).includes("outbox turn failed"))).toEqual([]);
+    // Tried again after the back-off (1 s, then 2 s), not at every turn (every 20–50 ms).
+    const at = pages.get("E1") ?? 0;
+    await sleep(1_300);
+    const tries = (pages.get("E1") ?? 0) - at;
+    expect(tries).toBeGreaterThanOrEqual(1);
+    expect(tries).toBeLessThanOrEqual(2);
+    expect(failures("E1").length).toBe(logged.length + tries);
+    await suite.store.deleteMany([suite.store.repository(outboxBatchRepo).key(badId)]);
+  }, 20_000);
+
+  it("applies an event's items once its record can be read again", async () => {
+    await subscribe("E4");
+    const badId = await unreadable("E4");
+    countPages();
+    start();
+    await eventually(async () => (failures("E4").length > 0 ? true : undefined), "E4 failing");
+    // Mended (an operator's fix, a newer version's record read): replaced by a good one.
+    await suite.store.repository(outboxBatchRepo).put(badId, { items: [item("E4", 7)] });
+    await eventually(
+      async () => ((await left("E4")) === 0 ? true : undefined),
+      "E4 drained after the back-off",
+      5_000,
+    );
+    expect((await suite.engine?.figures("T1", "E4"))?.unique).toBe(1);
+  }, 20_000);
+
+  it("still fails the whole turn when the store itself fails", async () => {
+    await subscribe("E5");
+    await subscribe("E6");
+    await Promise.all(Array.from({ length: 5 }, (_, i) => suite.store.outbox.put(item("E5", i))));
+    await Promise.all(Array.from({ length: 5 }, (_, i) => suite.store.outbox.put(item("E6", i))));
+    // E5's listing finds the store down: E6, after it, is not tried in that turn either.
+    let down = true;
+    const original = suite.store.outbox.eventPage;
+    suite.store.outbox.eventPage = async (team, eventId, limit) => {
+      if (eventId === "E5" && down) {
+        down = false;
+        throw new StoreError(STORE_ERROR_CODES.unavailable, "list", "sqlite", undefined, "down");
+      }
+      return original.call(suite.store.outbox, team, eventId, limit);
+    };
+    restore.push(() => {
+      suite.store.outbox.eventPage = original;
+    });
+    const e = start();
+    await eventually(
+      async () => ((await left("E5")) + (await left("E6")) === 0 ? true : undefined),
+      "both drained once the store is back",
+      5_000,
+    );
+    expect(lines.filter((l) => String(l.msg).includes("outbox turn failed"))).toHaveLength(1);
+    // Not put aside as E5's own failure: tried again at the next turn, not after a back-off.
+    expect(failures("E5")).toEqual([]);
+    expect((await e.figures("T1", "E5"))?.unique).toBe(5);
+  }, 20_000);
+});
