@@ -58,6 +58,13 @@ const HELD_ELSEWHERE_MS = 1_000;
 const STALE_MARK_MS = 30_000;
 /** Reads of one sweep at most (one per event with records): a fleet's worth of live events. */
 const SWEEP_MAX_READS = 20_000;
+/** An event whose step failed on its own account (`failing`). */
+interface EventFailure {
+  failures: number;
+  until: number;
+  /** The last error logged, so that a different one is logged even within the back-off. */
+  said: string;
+}
 /** An event whose turn failed on its own account is tried again after this, doubling. */
 const EVENT_RETRY = { firstMs: 1_000, maxMs: 60_000 } as const;
 /** Past the bound of any store write (STORE_OP_TIMEOUT_MS) and the clocks' drift between instances. */
@@ -103,8 +110,16 @@ export class LiveEngine {
   private sweptAt = Date.now();
   /** Events another instance holds: not tried again before then. */
   private readonly heldElsewhere = new Map<string, number>();
-  /** Events whose last turn failed on their own account (eventFailed): not tried before `until`. */
-  private readonly failing = new Map<string, { failures: number; until: number }>();
+  /**
+   * Events whose last step failed on their own account (eventFailed), by kind of step: their
+   * items (`drain`), or taking them up and looking after them (`tend`: markers, housekeeping).
+   * A step of that kind is not tried for the event before `until`; each kind backs off alone, so
+   * a failing housekeeping step never holds back an event's items.
+   */
+  private readonly failing = {
+    drain: new Map<string, EventFailure>(),
+    tend: new Map<string, EventFailure>(),
+  };
   /** Per event with a marker, the records of its last listing drained here. */
   private readonly drained = new Map<string, Set<string>>();
   /** Events whose marker this instance cleared, looked at once more then (recheckCleared). */
@@ -248,6 +263,7 @@ export class LiveEngine {
     await run.saved();
     await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
     if (this.marked.delete(run.id)) await this.active.delete(run.id);
+    this.failing.tend.delete(run.id);
     await this.leases?.giveBack(run.team, run.eventId);
   }
 
@@ -267,20 +283,26 @@ export class LiveEngine {
     // now and then, for an instance of an earlier version still running beside this one.
     if (this.legacyLeft || now - this.legacyCheckedAt >= LEGACY_RECHECK_MS) {
       this.legacyCheckedAt = now;
-      await this.turnStep("items of earlier versions", async () => {
-        // Looked at again in a minute if this fails on its own account (an unreadable item).
-        this.legacyLeft = false;
-        const rows = await outbox.listLegacy(this.options.batch);
-        this.legacyLeft = rows.length > 0;
-        found += rows.length;
-        const removed = await this.drainLegacy(rows);
-        // At once only when this turn removed some: items of events other instances hold stay
-        // where they are, and would be read again and again.
-        if (rows.length >= this.options.batch) {
-          if (removed > 0) this.backlog = true;
-          else this.again = true;
-        }
-      });
+      await this.turnStep(
+        "items of earlier versions",
+        async () => {
+          const rows = await outbox.listLegacy(this.options.batch);
+          this.legacyLeft = rows.length > 0;
+          found += rows.length;
+          const removed = await this.drainLegacy(rows);
+          // At once only when this turn removed some: items of events other instances hold stay
+          // where they are, and would be read again and again.
+          if (rows.length >= this.options.batch) {
+            if (removed > 0) this.backlog = true;
+            else this.again = true;
+          }
+        },
+        // Looked at again in a minute after a failure of its own (an unreadable item); the store
+        // failing fails the turn, and the next one looks again.
+        () => {
+          this.legacyLeft = false;
+        },
+      );
     }
     // Then only the events that have work, and of those only the ones this instance owns or
     // can take: another's event is never read here, only skipped.
@@ -291,10 +313,11 @@ export class LiveEngine {
     }
     for (const mark of work) {
       const key = `${mark.team}:${mark.eventId}`;
-      if (this.failingUntil(key) > now) continue;
-      await this.forEvent(key, mark.eventId, now, async () => {
+      if (this.failingUntil("drain", key) > now) continue;
+      const held = this.runs.has(key);
+      await this.forEvent("drain", key, mark.eventId, now, held, async () => {
         found += await this.drainEvent(mark, now);
-        this.failing.delete(key);
+        this.failing.drain.delete(key);
       });
     }
     await this.recheckCleared(now);
@@ -358,51 +381,90 @@ export class LiveEngine {
   /**
    * `step` for one event. The store itself failing fails the turn (every event would fail alike);
    * any other failure is the event's own (a record it cannot read, an item it cannot apply):
-   * eventFailed, and the caller goes on with the next event.
+   * eventFailed, and the caller goes on with the next event. A run the step took up (`held`
+   * false) is let go again without a trace (its markers stay, its lease is given back), so the
+   * next try starts from what is stored, as a run taken up then would.
    */
   private async forEvent(
+    kind: keyof LiveEngine["failing"],
     key: string,
     eventId: string,
     now: number,
+    held: boolean,
     step: () => Promise<void>,
   ): Promise<void> {
     try {
       await step();
     } catch (err) {
       if (isStoreDown(err)) throw err;
-      this.eventFailed(key, eventId, err, now);
+      this.eventFailed(kind, key, eventId, err, now);
+      const run = this.runs.get(key);
+      if (!held && run) await this.abandon(run);
     }
   }
 
-  /** A step of the turn that is not one event's: as forEvent, logged and left for a later turn. */
-  private async turnStep(what: string, step: () => Promise<void>): Promise<void> {
+  /** A run dropped as it is, its markers kept and its lease given back (forEvent). */
+  private async abandon(run: EventRun): Promise<void> {
+    run.stop();
+    this.runs.delete(run.id);
+    this.marked.delete(run.id);
+    await this.leases?.giveBack(run.team, run.eventId).catch(() => false);
+  }
+
+  /**
+   * A step of the turn that is not one event's: as forEvent, logged and left for a later turn
+   * (`failed` then runs).
+   */
+  private async turnStep(
+    what: string,
+    step: () => Promise<void>,
+    failed?: () => void,
+  ): Promise<void> {
     try {
       await step();
     } catch (err) {
       if (isStoreDown(err)) throw err;
       this.deps.logger.error({ err }, `live: ${what} failed; the events' turns go on`);
+      failed?.();
     }
   }
 
-  private failingUntil(key: string): number {
-    return this.failing.get(key)?.until ?? 0;
+  private failingUntil(kind: keyof LiveEngine["failing"], key: string): number {
+    return this.failing[kind].get(key)?.until ?? 0;
   }
 
   /**
    * An event whose step failed on its own account: its items stay where they are (a newer
-   * version, or a mended store, may read them), its run and lease stay here (its lanes post on),
-   * and its items are tried again after a back-off that doubles up to a minute. Logged once per
-   * back-off, however many steps (markers, housekeeping) fail meanwhile.
+   * version, or a mended store, may read them), and the kind of step is tried again for it after
+   * a back-off that doubles up to a minute. Logged once per back-off, and whenever the error
+   * differs from the one last logged.
    */
-  private eventFailed(key: string, eventId: string, err: unknown, now: number): void {
-    if (this.failingUntil(key) > now) return;
-    const failures = this.failing.get(key)?.failures ?? 0;
+  private eventFailed(
+    kind: keyof LiveEngine["failing"],
+    key: string,
+    eventId: string,
+    err: unknown,
+    now: number,
+  ): void {
+    const failing = this.failing[kind];
+    const last = failing.get(key);
+    const said = err instanceof Error ? err.message : String(err);
+    if (last && last.until > now) {
+      if (last.said !== said) {
+        last.said = said;
+        this.deps.logger.error({ err, event: eventId, step: kind }, "live: an event's step failed");
+      }
+      return;
+    }
+    const failures = last?.failures ?? 0;
     const retryMs = backoffMs(EVENT_RETRY, failures);
-    if (this.failing.size >= 100_000) this.failing.clear();
-    this.failing.set(key, { failures: failures + 1, until: now + retryMs });
+    if (failing.size >= 100_000) failing.clear();
+    failing.set(key, { failures: failures + 1, until: now + retryMs, said });
     this.deps.logger.error(
-      { err, event: eventId, failures: failures + 1, retryMs },
-      "live: an event's turn failed; its items stay, the other events go on, and it is tried again later",
+      { err, event: eventId, step: kind, failures: failures + 1, retryMs },
+      kind === "drain"
+        ? "live: an event's turn failed; its items stay, the other events go on, and it is tried again later"
+        : "live: looking after an event failed; the other events go on, and it is tried again later",
     );
   }
 
@@ -414,9 +476,11 @@ export class LiveEngine {
     for (const [key, r] of this.recheck) {
       if (r.at > now) continue;
       this.recheck.delete(key);
-      const rows = await this.deps.store.outbox.listEvent(r.team, r.eventId, 1);
-      const first = rows[0];
-      if (first) await this.deps.store.outbox.markWork(r.team, r.eventId, first.record);
+      await this.forEvent("drain", key, r.eventId, now, true, async () => {
+        const rows = await this.deps.store.outbox.listEvent(r.team, r.eventId, 1);
+        const first = rows[0];
+        if (first) await this.deps.store.outbox.markWork(r.team, r.eventId, first.record);
+      });
     }
   }
 
@@ -455,13 +519,17 @@ export class LiveEngine {
       }
       g.push(entry);
     }
+    const now = Date.now();
     for (const [key, items] of groups) {
       const first = items[0];
-      if (!first) continue;
-      const run = await this.acquire(first.team, key.slice(first.team.length + 1));
-      if (!run) continue;
-      await this.drain(run, items);
-      if (!run.dropped) removed += items.length;
+      if (!first || this.failingUntil("drain", key) > now) continue;
+      const eventId = key.slice(first.team.length + 1);
+      await this.forEvent("drain", key, eventId, now, this.runs.has(key), async () => {
+        const run = await this.acquire(first.team, eventId);
+        if (!run) return;
+        await this.drain(run, items);
+        if (!run.dropped) removed += items.length;
+      });
     }
     return removed;
   }
@@ -490,8 +558,8 @@ export class LiveEngine {
         continue;
       }
       const i = id.indexOf(":");
-      if (i <= 0 || this.failingUntil(id) > now) continue;
-      await this.forEvent(id, id.slice(i + 1), now, async () => {
+      if (i <= 0 || this.failingUntil("tend", id) > now) continue;
+      await this.forEvent("tend", id, id.slice(i + 1), now, false, async () => {
         const run = await this.acquire(id.slice(0, i), id.slice(i + 1));
         if (!run) return;
         this.marked.add(run.id);
@@ -517,8 +585,9 @@ export class LiveEngine {
     for (const run of [...this.runs.values()]) {
       let released = false;
       // Its lease is looked after below even when this fails on the event's own account.
-      await this.forEvent(run.id, run.eventId, now, async () => {
+      await this.forEvent("tend", run.id, run.eventId, now, true, async () => {
         released = await this.tidy(run, now);
+        this.failing.tend.delete(run.id);
       });
       if (released || run.dropped || !this.leases) continue;
       if (now >= run.leaseUntil) {

@@ -120,6 +120,28 @@ describe("the live engine when one event's turn fails", () => {
     await suite.store.deleteMany([suite.store.repository(outboxBatchRepo).key(badId)]);
   }, 20_000);
 
+  it("marks an unmarked event's record in its sweep past another event's unreadable one", async () => {
+    await subscribe("E7");
+    // EA sorts before E7: its first record cannot be read, and it has its marker.
+    const badId = await unreadable("EA0");
+    // E7's record alone, its marker lost (a write that failed after the record's).
+    const good = `T1:E7:${timeOrderedId()}`;
+    await suite.store.repository(outboxBatchRepo).put(good, { items: [item("E7", 1)] });
+    const e = start({ sweepMs: 100 });
+    await eventually(
+      async () => ((await left("E7")) === 0 ? true : undefined),
+      "E7 marked by the sweep and drained",
+      5_000,
+    );
+    expect((await e.figures("T1", "E7"))?.unique).toBe(1);
+    // Found by the sweep (logged as such), which did not fail on EA0's record.
+    expect(
+      lines.filter((l) => l.event === "E7" && String(l.msg).includes("with no marker")),
+    ).toHaveLength(1);
+    expect(lines.filter((l) => String(l.msg).includes("the sweep"))).toEqual([]);
+    await suite.store.deleteMany([suite.store.repository(outboxBatchRepo).key(badId)]);
+  }, 20_000);
+
   it("applies an event's items once its record can be read again", async () => {
     await subscribe("E4");
     const badId = await unreadable("E4");

@@ -248,7 +248,7 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
       pollMs: 50,
       maxPollMs: 100,
       minTurnMs: 20,
-      leaseMs: 600,
+      leaseMs: 1_500,
       idleReleaseMs: 60_000,
     });
     engine = e;
@@ -259,8 +259,8 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
         "E20 drained",
         5_000,
       );
-      // Three leases' worth: held all along, extended by housekeeping at every turn.
-      await sleep(1_800);
+      // Over two leases' worth: held all along, extended by housekeeping at every turn.
+      await sleep(3_500);
       expect(e.runs.has("T1:E20")).toBe(true);
       expect(await other.take("T1", "E20")).toBeUndefined();
       expect((await e.figures("T1", "E20"))?.unique).toBe(20);
