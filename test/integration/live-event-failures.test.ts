@@ -1,9 +1,10 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
-import { activeRepo } from "../../src/live/live-record.ts";
+import { activeRepo, liveRepo } from "../../src/live/live-record.ts";
 import { createLogger } from "../../src/log.ts";
 import {
   outboxBatchRepo,
+  outboxRepo,
   STORE_ERROR_CODES,
   StoreError,
   timeOrderedId,
@@ -140,6 +141,56 @@ describe("the live engine when one event's turn fails", () => {
     ).toHaveLength(1);
     expect(lines.filter((l) => String(l.msg).includes("the sweep"))).toEqual([]);
     await suite.store.deleteMany([suite.store.repository(outboxBatchRepo).key(badId)]);
+  }, 20_000);
+
+  it("drains items of earlier versions event by event past one whose live record cannot be read", async () => {
+    await subscribe("EL");
+    await subscribe("EM");
+    // Keyed by sequence alone (earlier versions), EL's first: its live record fails its schema.
+    const lives = suite.store.repository(liveRepo);
+    await suite.store.set(lives.key("T1:EL"), { not: "a live record" });
+    const legacy = suite.store.repository(outboxRepo);
+    const elId = timeOrderedId(Date.now() - 2_000);
+    await legacy.put(elId, item("EL", 1));
+    await legacy.put(timeOrderedId(Date.now() - 1_000), item("EM", 1));
+    const e = start();
+    await eventually(
+      async () => ((await legacy.list()).length === 1 ? true : undefined),
+      "EM's item drained past EL's",
+      5_000,
+    );
+    expect((await e.figures("T1", "EM"))?.unique).toBe(1);
+    expect((await legacy.list()).map((r) => r.id)).toEqual([elId]);
+    expect(failures("EL").length).toBeGreaterThanOrEqual(1);
+    await e.stop();
+    await suite.store.deleteMany([lives.key("T1:EL"), legacy.key(elId)]);
+  }, 20_000);
+
+  it("looks for items of earlier versions again at the next turn after the store failed", async () => {
+    await subscribe("EN");
+    const legacy = suite.store.repository(outboxRepo);
+    await legacy.put(timeOrderedId(Date.now() - 1_000), item("EN", 1));
+    let calls = 0;
+    const original = suite.store.outbox.listLegacy;
+    suite.store.outbox.listLegacy = async (limit) => {
+      calls++;
+      if (calls === 1) {
+        throw new StoreError(STORE_ERROR_CODES.unavailable, "list", "sqlite", undefined, "down");
+      }
+      return original.call(suite.store.outbox, limit);
+    };
+    restore.push(() => {
+      suite.store.outbox.listLegacy = original;
+    });
+    const e = start();
+    // Not a minute later (the wait after a failure of the listing's own).
+    await eventually(
+      async () => ((await legacy.list()).length === 0 ? true : undefined),
+      "EN's item drained soon after the store came back",
+      3_000,
+    );
+    expect(calls).toBeGreaterThanOrEqual(2);
+    expect((await e.figures("T1", "EN"))?.unique).toBe(1);
   }, 20_000);
 
   it("applies an event's items once its record can be read again", async () => {
