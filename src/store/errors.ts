@@ -80,6 +80,11 @@ export function isStoreDown(err: unknown): boolean {
   );
 }
 
+/** One stored value that cannot be read (not a value, fails its schema, no key opens it). */
+export function isCorrupt(err: unknown): err is StoreError {
+  return err instanceof StoreError && err.code === STORE_ERROR_CODES.corrupt;
+}
+
 /** A stored secret that no configured key opens (sealed with another ONAIR_ENCRYPTION_KEY). */
 export function isUnopenable(err: unknown): boolean {
   return (

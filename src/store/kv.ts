@@ -8,7 +8,7 @@ import {
   serialize,
 } from "./backends/keyv-adapter.ts";
 import { type Backend, type BackendKind, expiresOf } from "./backends/types.ts";
-import { causeText, STORE_ERROR_CODES, StoreError, type StoreOp } from "./errors.ts";
+import { causeText, isCorrupt, STORE_ERROR_CODES, StoreError, type StoreOp } from "./errors.ts";
 import { GroupWriter } from "./group.ts";
 
 /**
@@ -74,7 +74,15 @@ export interface ListOptions {
   reverse?: boolean;
   limit?: number;
   /** Only keys after this one (exclusive; ascending listings), at the caller's level of key. */
-  after?: string;
+  after?: string | undefined;
+  /**
+   * Given, a record that cannot be read (its stored text is not a value, it fails its schema, no
+   * key opens it) is handed here with its key, at the caller's level, and left out; the listing
+   * goes on. Without it, the listing throws as get does. For listings that serve many records
+   * (every event's work marker, say), where one bad record must not hide the others. The record
+   * itself stays as it is.
+   */
+  unreadable?: ((key: string, err: StoreError) => void) | undefined;
 }
 
 /** Postgres's column is VARCHAR(255); the same bound everywhere keeps backends interchangeable. */
@@ -268,7 +276,14 @@ export function createKeyValueStore(
       const exp = expiresOf(raw);
       if (exp !== undefined && now > exp) continue;
       const key = k.slice(ns.length);
-      const stored = parse<T>("list", key, raw);
+      let stored: Stored<T> | undefined;
+      try {
+        stored = parse<T>("list", key, raw);
+      } catch (err) {
+        if (!opts.unreadable || !isCorrupt(err)) throw err;
+        opts.unreadable(key, err);
+        continue;
+      }
       if (stored) out.push([key, raw, stored.value]);
     }
     return out;

@@ -31,8 +31,13 @@ export interface Outbox {
   get(id: string): Promise<OutboxItem | undefined>;
   /** Every item, in key order (per event in arrival order): the engine's sweep, and tooling. */
   list(limit?: number): Promise<OutboxRow[]>;
-  /** The events with work: one read, whatever the number of items. */
-  work(): Promise<OutboxWorkMark[]>;
+  /**
+   * The events with work: one read, whatever the number of items. A marker that cannot be read
+   * is handed to `unreadable` (with its id, `{team}:{eventId}`) and left out, so that one bad
+   * marker does not hide every other event's; the sweep marks its event again (its items are
+   * still listed), which writes over it.
+   */
+  work(unreadable?: (id: string, err: StoreError) => void): Promise<OutboxWorkMark[]>;
   /**
    * Every event with records in the outbox, each with its first record, whatever the records of
    * other events before it: one read of one record per event, each after the last event's range
@@ -283,10 +288,10 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
       outboxCounts.reads++;
       return (await listBoth("", limit)).rows;
     },
-    async work() {
+    async work(unreadable) {
       outboxCounts.reads++;
       const out: OutboxWorkMark[] = [];
-      for (const r of await outboxWork.list()) {
+      for (const r of await outboxWork.list("", { unreadable })) {
         const i = r.id.indexOf(":");
         if (i <= 0) continue;
         out.push({ team: r.id.slice(0, i), eventId: r.id.slice(i + 1), ...r.value });

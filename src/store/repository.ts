@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { type Cipher, DecryptError } from "./crypto.ts";
-import { STORE_ERROR_CODES, StoreError } from "./errors.ts";
+import { isCorrupt, STORE_ERROR_CODES, StoreError } from "./errors.ts";
 import type { KeyValueStore, ListOptions } from "./kv.ts";
 
 /**
@@ -225,19 +225,24 @@ export function bindRepository<S extends z.ZodType>(
       return kv.delete(keyOf(id));
     },
     async list(idPrefix = "", opts = {}) {
-      const rows = await kv.entries<unknown>(
-        prefix + idPrefix,
-        opts.after === undefined ? opts : { ...opts, after: prefix + opts.after },
-      );
-      if (paths.length === 0) {
-        return rows.map(([key, raw]) => ({
-          id: key.slice(prefix.length),
-          value: decode(key, raw).value,
-        }));
-      }
+      const { unreadable } = opts;
+      const rows = await kv.entries<unknown>(prefix + idPrefix, {
+        ...opts,
+        after: opts.after === undefined ? undefined : prefix + opts.after,
+        unreadable: unreadable && ((key, err) => unreadable(key.slice(prefix.length), err)),
+      });
       const out: Array<{ id: string; value: T }> = [];
       for (const [key, raw] of rows) {
-        out.push({ id: key.slice(prefix.length), value: await read(key, raw) });
+        const id = key.slice(prefix.length);
+        let value: T;
+        try {
+          value = paths.length === 0 ? decode(key, raw).value : await read(key, raw);
+        } catch (err) {
+          if (!unreadable || !isCorrupt(err)) throw err;
+          unreadable(id, err);
+          continue;
+        }
+        out.push({ id, value });
       }
       return out;
     },
