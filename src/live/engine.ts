@@ -12,6 +12,7 @@ import {
   type OutboxRow,
   type OutboxWorkMark,
   type Repository,
+  type StoreError,
 } from "../store/index.ts";
 import { backoffMs } from "./backoff.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
@@ -56,6 +57,8 @@ const LEGACY_RECHECK_MS = 60_000;
 const HELD_ELSEWHERE_MS = 1_000;
 /** A marker naming an item not found after this long names a write that failed. */
 const STALE_MARK_MS = 30_000;
+/** What a marker written again over an unreadable one names when its event has no record left. */
+const UNREADABLE_MARK = "unreadable-marker";
 /** Reads of one sweep at most (one per event with records): a fleet's worth of live events. */
 const SWEEP_MAX_READS = 20_000;
 /** An event whose step failed on its own account (`failing`). */
@@ -306,7 +309,9 @@ export class LiveEngine {
     }
     // Then only the events that have work, and of those only the ones this instance owns or
     // can take: another's event is never read here, only skipped.
-    const work = await outbox.work();
+    const unreadable: Array<{ id: string; err: StoreError }> = [];
+    const work = await outbox.work((id, err) => unreadable.push({ id, err }));
+    for (const u of unreadable) await this.markAgain(u.id, u.err, now);
     if (now - this.sweptAt >= this.options.sweepMs) {
       this.sweptAt = now;
       await this.turnStep("the sweep for unmarked items", () => this.sweep(work));
@@ -496,6 +501,27 @@ export class LiveEngine {
       this.deps.logger.warn({ event: f.eventId }, "live: outbox items with no marker; marked");
       await this.deps.store.outbox.markWork(f.team, f.eventId, f.record);
     }
+  }
+
+  /**
+   * A work marker that cannot be read (left out of the listing, so that the other events' turns
+   * go on) is written again, naming the event's first record, or, with none left, a record that
+   * never comes, which the event's turn clears once it is stale. A writer's newer marker replaces
+   * it as any marker is replaced, and a turn clears only the marker it read.
+   */
+  private async markAgain(id: string, err: StoreError, now: number): Promise<void> {
+    const i = id.indexOf(":");
+    if (i <= 0 || this.failingUntil("drain", id) > now) return;
+    const team = id.slice(0, i);
+    const eventId = id.slice(i + 1);
+    await this.forEvent("drain", id, eventId, now, this.runs.has(id), async () => {
+      const first = (await this.deps.store.outbox.listEvent(team, eventId, 1))[0];
+      await this.deps.store.outbox.markWork(team, eventId, first?.record ?? UNREADABLE_MARK);
+      this.deps.logger.warn(
+        { err, event: eventId },
+        "live: an outbox marker could not be read; written again, its event's items go on",
+      );
+    });
   }
 
   /**

@@ -5,6 +5,7 @@ import { createLogger } from "../../src/log.ts";
 import {
   outboxBatchRepo,
   outboxRepo,
+  outboxWorkRepo,
   STORE_ERROR_CODES,
   StoreError,
   timeOrderedId,
@@ -141,6 +142,36 @@ describe("the live engine when one event's turn fails", () => {
     ).toHaveLength(1);
     expect(lines.filter((l) => String(l.msg).includes("the sweep"))).toEqual([]);
     await suite.store.deleteMany([suite.store.repository(outboxBatchRepo).key(badId)]);
+  }, 20_000);
+
+  it("goes on with every other event past a marker it cannot read, and writes that marker again", async () => {
+    await subscribe("EB");
+    await subscribe("EC");
+    const markers = suite.store.repository(outboxWorkRepo);
+    // EB0 sorts first among the markers: its marker fails its schema (`last` is a string), and
+    // its record is there. EB1's marker is as bad, and it has no record left.
+    const record = `T1:EB0:${timeOrderedId()}`;
+    await suite.store.repository(outboxBatchRepo).put(record, { items: [item("EB0", 1)] });
+    await subscribe("EB0");
+    await suite.store.set(markers.key("T1:EB0"), { last: 7, at: Date.now() });
+    await suite.store.set(markers.key("T1:EB1"), { last: 7, at: Date.now() });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => suite.store.outbox.put(item("EC", i))));
+    // A long sweep: EB0 is not marked again by the sweep, but by the turn that read its marker.
+    const e = start({ sweepMs: 60_000 });
+    await eventually(
+      async () => ((await left("EC")) + (await left("EB0")) === 0 ? true : undefined),
+      "EC drained past EB0's marker, and EB0 after it was written again",
+      5_000,
+    );
+    expect((await e.figures("T1", "EC"))?.unique).toBe(20);
+    expect((await e.figures("T1", "EB0"))?.unique).toBe(1);
+    // EB1's marker is readable again, naming a record that never comes: cleared once stale.
+    expect((await markers.get("T1:EB1"))?.last).toBe("unreadable-marker");
+    const said = lines.filter((l) => String(l.msg).includes("marker could not be read"));
+    expect(said.map((l) => l.event).sort()).toEqual(["EB0", "EB1"]);
+    expect(lines.filter((l) => String(l.msg).includes("outbox turn failed"))).toEqual([]);
+    await e.stop();
+    await suite.store.deleteMany([markers.key("T1:EB1")]);
   }, 20_000);
 
   it("drains items of earlier versions event by event past one whose live record cannot be read", async () => {

@@ -3,10 +3,12 @@ import { Writable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LiveEngine, type LiveEngineOptions } from "../../src/live/engine.ts";
 import { EventLeases } from "../../src/live/leases.ts";
+import { activeRepo, liveRepo } from "../../src/live/live-record.ts";
 import { createLogger } from "../../src/log.ts";
 import { createMetrics } from "../../src/metrics.ts";
 import {
   createCipher,
+  eventRepo,
   openStore,
   outboxBatchRepo,
   outboxRepo,
@@ -272,6 +274,42 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
       // Settled markers expire in a millisecond: gone before the next test looks.
       for (const m of await writer.outbox.work()) await writer.outbox.settle(m);
       await eventually(noMarkers, "no markers left", 2_000);
+    }
+  }, 20_000);
+
+  it("takes up left markers past events it cannot take up, and holds no lease it cannot use", async () => {
+    const active = writer.repository(activeRepo);
+    // E30's live record fails its schema: taking it up fails as its record is loaded.
+    const liveKey = writer.repository(liveRepo).key("T1:E30");
+    await writer.set(liveKey, { not: "a live record" });
+    // E31's event record fails its schema: taken up, its resume fails reading it.
+    const eventKey = writer.repository(eventRepo).key("T1:E31");
+    await writer.set(eventKey, { not: "an event" });
+    // E32 is left by a process that is gone, its subscription gone since: taken up, let go.
+    for (const id of ["T1:E30", "T1:E31", "T1:E32"]) await active.put(id, { since: Date.now() });
+    const e = startEngine({ pollMs: 50, maxPollMs: 100, minTurnMs: 20, leaseMs: 10_000 });
+    engine = e;
+    const other = new EventLeases(writer, logger, 60_000);
+    try {
+      await eventually(
+        async () => ((await active.get("T1:E32")) ? undefined : true),
+        "E32 taken up past E30 and E31, and let go",
+        5_000,
+      );
+      // Neither is held: no run, no lease (another instance, a newer version, may take them).
+      expect(e.runs.has("T1:E30")).toBe(false);
+      expect(e.runs.has("T1:E31")).toBe(false);
+      expect(await other.take("T1", "E30")).toBeDefined();
+      expect(await other.take("T1", "E31")).toBeDefined();
+      // Their markers stay, for the next try.
+      expect(await active.get("T1:E30")).toBeDefined();
+      expect(await active.get("T1:E31")).toBeDefined();
+    } finally {
+      await e.stop();
+      engine = undefined;
+      await other.giveBack("T1", "E30");
+      await other.giveBack("T1", "E31");
+      await writer.deleteMany([liveKey, eventKey, active.key("T1:E30"), active.key("T1:E31")]);
     }
   }, 20_000);
 
