@@ -563,19 +563,9 @@ export class LiveEngine {
   /** Applies an event's items, saves, and only then removes them. */
   private async drain(run: EventRun, items: OutboxEntry[]): Promise<void> {
     await this.mark(run);
-    const refused = await run.ingest(items);
+    await run.ingest(items);
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return;
-    // Set aside before their records go: the event's later items are not held up behind one its
-    // model cannot take, and nothing acknowledged is lost (outbox-held, README).
-    for (const { item, err } of refused) {
-      const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-      await this.deps.store.outbox.hold(item.id, run.team, run.eventId, reason);
-      this.deps.logger.error(
-        { err, event: run.eventId, item: item.id },
-        "live: an item its event's model could not take is set aside (outbox-held); the event goes on",
-      );
-    }
     // A batch's items are applied together (listed whole), so its record goes once they are.
     const keys = [...new Set(items.map((i) => i.key))];
     await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));

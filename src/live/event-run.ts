@@ -218,14 +218,8 @@ export class EventRun {
     }
   }
 
-  /**
-   * Applies a batch in order; the caller removes the items once this has resolved. An item the
-   * model cannot take (applying it throws: a bug, since every message was validated at the
-   * route; or its message no longer reads as one) is skipped and returned with its error, for the caller to set aside before removing
-   * it; the batch's other items are applied as usual.
-   */
-  async ingest(items: readonly OutboxEntry[]): Promise<Array<{ item: OutboxEntry; err: unknown }>> {
-    const refused: Array<{ item: OutboxEntry; err: unknown }> = [];
+  /** Applies a batch in order; the caller removes the items once this has resolved. */
+  async ingest(items: readonly OutboxEntry[]): Promise<void> {
     const ids = [...new Set(items.map((i) => i.subscriptionId))];
     // The newest subscription id of the batch is the one that counts for channels.
     for (const id of ids) await this.readSub(id);
@@ -241,18 +235,8 @@ export class EventRun {
         for (const ch of sub.channels) unblock(this.channel(ch));
         continue;
       }
-      if (item.kind === "unreadable") {
-        // Written by another version, or spoiled: kept for one that reads it, never dropped.
-        refused.push({ item, err: new TypeError("its message does not match the webhook schema") });
-        continue;
-      }
-      let result: ReturnType<EventLive["apply"]>;
-      try {
-        result = this.live.apply(item.message, this.staffEmails(sub));
-      } catch (err) {
-        refused.push({ item, err });
-        continue;
-      }
+      if (item.kind !== "webhook") continue;
+      const result = this.live.apply(item.message, this.staffEmails(sub));
       if (result.notices.length === 0) continue;
       for (const ch of sub.channels) {
         const noise = noiseOf(sub, ch);
@@ -264,7 +248,6 @@ export class EventRun {
     }
     await this.save();
     this.wakeAll();
-    return refused;
   }
 
   /** What the planner reads (planner.ts): the model this run owns. */

@@ -4,12 +4,10 @@ import { STORE_ERROR_CODES, StoreError } from "./errors.ts";
 import { part, timeOrderedId } from "./keys.ts";
 import type { KeyValueStore } from "./kv.ts";
 import {
-  type OutboxHeld,
   type OutboxItem,
   OutboxItemSchema,
   type OutboxWork,
   outboxBatchRepo,
-  outboxHeldRepo,
   outboxRepo,
   outboxWorkRepo,
 } from "./records.ts";
@@ -67,14 +65,6 @@ export interface Outbox {
   settle(mark: OutboxWorkMark): Promise<boolean>;
   /** Marks an event as having work (a record found with no marker). */
   markWork(team: string, eventId: string, last: string): Promise<void>;
-  /**
-   * Sets an item its event's model could not take aside, as it is stored, with `reason`
-   * (`outbox-held:{team}:{eventId}:{item id}`), before its record is removed. False when the item
-   * is gone (nothing to keep).
-   */
-  hold(id: string, team: string, eventId: string, reason: string): Promise<boolean>;
-  /** The items set aside for an event (hold), oldest first. */
-  held(team: string, eventId: string): Promise<Array<{ id: string; value: OutboxHeld }>>;
   remove(id: string): Promise<boolean>;
   /** Reads of the outbox (listings of markers and items) and items written, since start. */
   counts(): { reads: number; written: number };
@@ -190,7 +180,6 @@ function checkedItem(raw: unknown, op: "set" | "get", key: string, what: string)
 export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
   const outbox = bindRepository(kv, cipher, outboxRepo);
   const outboxWork = bindRepository(kv, cipher, outboxWorkRepo);
-  const outboxHeld = bindRepository(kv, cipher, outboxHeldRepo);
   const outboxCounts = { reads: 0, written: 0 };
   const batches = bindRepository(kv, cipher, outboxBatchRepo);
   /**
@@ -380,16 +369,6 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
         at: Date.now(),
       });
     },
-    async hold(id, team, eventId, reason) {
-      const item = await this.get(id);
-      if (!item) return false;
-      const own = `${part("team", team)}:${part("eventId", eventId)}:`;
-      // An item's id names its event already, but for items of earlier versions (by sequence).
-      const rest = id.startsWith(own) ? id.slice(own.length) : id;
-      await outboxHeld.put(`${own}${rest}`, { item, reason, heldAt: Date.now() });
-      return true;
-    },
-    held: (team, eventId) => outboxHeld.list(`${part("team", team)}:${part("eventId", eventId)}:`),
     remove: async (id) => outbox.delete(id),
     counts: () => ({ ...outboxCounts }),
   };

@@ -261,29 +261,6 @@ export const outboxBatchRepo = defineRepository({
 });
 
 // ---------------------------------------------------------------------------------------------
-// outbox-held:{team}:{eventId}:{item id}
-
-/**
- * An item its event's model could not take (applying it threw: a bug, as every message is
- * validated at the route): set aside here as it was stored, with why, so that its event's later
- * items are not held up behind it and nothing acknowledged is lost. Kept until an operator
- * removes it (or uninstall does); a fixed version can read it back.
- */
-export const OutboxHeldSchema = z.object({
-  item: OutboxItemSchema,
-  /** The error's name and message (never the item's values: those stay in `item`). */
-  reason: z.string(),
-  heldAt: z.number(),
-});
-export type OutboxHeld = z.output<typeof OutboxHeldSchema>;
-
-export const outboxHeldRepo = defineRepository({
-  prefix: "outbox-held",
-  schema: OutboxHeldSchema,
-  team: "key",
-});
-
-// ---------------------------------------------------------------------------------------------
 // outbox-work:{team}:{eventId}
 
 /**
@@ -336,6 +313,5 @@ export const CORE_REPOSITORIES = [
   outboxRepo,
   outboxBatchRepo,
   outboxWorkRepo,
-  outboxHeldRepo,
   auditRepo,
 ] as const;

@@ -1,11 +1,9 @@
 import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { activeRepo, liveRepo } from "../../src/live/live-record.ts";
-import { EventLive } from "../../src/live/state.ts";
 import { createLogger } from "../../src/log.ts";
 import {
   outboxBatchRepo,
-  outboxHeldRepo,
   outboxRepo,
   outboxWorkRepo,
   STORE_ERROR_CODES,
@@ -174,48 +172,6 @@ describe("the live engine when one event's turn fails", () => {
     expect(lines.filter((l) => String(l.msg).includes("outbox turn failed"))).toEqual([]);
     await e.stop();
     await suite.store.deleteMany([markers.key("T1:EB1")]);
-  }, 20_000);
-
-  it("sets an item its model cannot take aside, applies the rest, and goes on with the event", async () => {
-    await subscribe("EH");
-    // A bug in the model, for one message: applying guid-3's join throws.
-    const apply = EventLive.prototype.apply;
-    EventLive.prototype.apply = function (this: EventLive, msg, ...rest) {
-      const info = (msg as { info?: { endpointGuid?: string } }).info;
-      if (info?.endpointGuid === "guid-3") throw new RangeError("a bug in the model");
-      return apply.call(this, msg, ...rest);
-    };
-    restore.push(() => {
-      EventLive.prototype.apply = apply;
-    });
-    await Promise.all([1, 2, 3, 4].map((i) => suite.store.outbox.put(item("EH", i))));
-    // A message of a kind this version does not read (a newer version's, say).
-    const newer = { ...item("EH", 9), message: { type: "SOMETHING_NEW", eventId: "EH" } };
-    await suite.store.outbox.put(newer);
-    const e = start();
-    await eventually(
-      async () => ((await left("EH")) === 0 ? true : undefined),
-      "EH drained past its bad item",
-      5_000,
-    );
-    expect((await e.figures("T1", "EH"))?.unique).toBe(3);
-    // Kept as it was stored, with why; logged once, naming the event and the item.
-    const held = await suite.store.outbox.held("T1", "EH");
-    expect(held.map((h) => [h.value.item, h.value.reason])).toEqual([
-      [item("EH", 3), "RangeError: a bug in the model"],
-      [newer, "TypeError: its message does not match the webhook schema"],
-    ]);
-    const said = lines.filter((l) => String(l.msg).includes("could not take is set aside"));
-    expect(said.map((l) => [l.event, l.item])).toEqual(held.map((h) => ["EH", h.id]));
-    expect(failures("EH")).toEqual([]);
-    // The event goes on: a later item is applied.
-    await suite.store.outbox.put(item("EH", 5));
-    await eventually(
-      async () => ((await e.figures("T1", "EH"))?.unique === 4 ? true : undefined),
-      "EH's later item applied",
-      5_000,
-    );
-    await suite.store.deleteMany(held.map((h) => suite.store.repository(outboxHeldRepo).key(h.id)));
   }, 20_000);
 
   it("drains items of earlier versions event by event past one whose live record cannot be read", async () => {

@@ -15,7 +15,6 @@ import {
   createCipher,
   openStore,
   outboxBatchRepo,
-  outboxHeldRepo,
   outboxWorkRepo,
   type RepositoryDefinition,
 } from "../../src/store/index.ts";
@@ -40,13 +39,9 @@ import {
 const REQUIRE = process.env.ONAIR_REQUIRE_SERVICES === "1";
 const FIXTURES = new URL("../fixtures/store-upgrade/", import.meta.url).pathname;
 const KEY = Buffer.from(readFileSync(join(FIXTURES, "key.txt"), "utf8").trim(), "base64");
-/**
- * The old code's repositories (outbox-work, outbox-batch and outbox-held came after it: its store
- * holds none).
- */
-const LATER = new Set<RepositoryDefinition>([outboxWorkRepo, outboxBatchRepo, outboxHeldRepo]);
+/** The old code's repositories (outbox-work and outbox-batch came after it: its store holds none). */
 const REPOS: readonly RepositoryDefinition[] = [
-  ...CORE_REPOSITORIES.filter((d) => !LATER.has(d)),
+  ...CORE_REPOSITORIES.filter((d) => d !== outboxWorkRepo && d !== outboxBatchRepo),
   liveRepo,
   activeRepo,
   sessionsRepo,
