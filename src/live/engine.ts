@@ -506,8 +506,11 @@ export class LiveEngine {
   /**
    * A work marker that cannot be read (left out of the listing, so that the other events' turns
    * go on) is written again, naming the event's first record, or, with none left, a record that
-   * never comes, which the event's turn clears once it is stale. A writer's newer marker replaces
-   * it as any marker is replaced, and a turn clears only the marker it read.
+   * never comes, already stale, which the event's next turn clears. A writer's newer marker
+   * replaces it as any marker is replaced, and a turn clears only the marker it read. Not by
+   * compare-and-set (a value that is not JSON cannot be compared): written over a writer's marker
+   * that landed since the listing, it names an older record, and the newer one is found by the
+   * look 5 s after the marker is cleared (recheckCleared), or by the sweep.
    */
   private async markAgain(id: string, err: StoreError, now: number): Promise<void> {
     const i = id.indexOf(":");
@@ -516,7 +519,11 @@ export class LiveEngine {
     const eventId = id.slice(i + 1);
     await this.forEvent("drain", id, eventId, now, this.runs.has(id), async () => {
       const first = (await this.deps.store.outbox.listEvent(team, eventId, 1))[0];
-      await this.deps.store.outbox.markWork(team, eventId, first?.record ?? UNREADABLE_MARK);
+      // With none left, already stale: the event's next turn finds nothing and clears it, rather
+      // than every instance taking the event up at every turn for STALE_MARK_MS.
+      await (first
+        ? this.deps.store.outbox.markWork(team, eventId, first.record)
+        : this.deps.store.outbox.markWork(team, eventId, UNREADABLE_MARK, now - STALE_MARK_MS - 1));
       this.deps.logger.warn(
         { err, event: eventId },
         "live: an outbox marker could not be read; written again, its event's items go on",

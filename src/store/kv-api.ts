@@ -71,7 +71,8 @@ export interface ListOptions {
    * key opens it) is handed here with its key, at the caller's level, and left out; the listing
    * goes on. Without it, the listing throws as get does. For listings that serve many records
    * (every event's work marker, say), where one bad record must not hide the others. The record
-   * itself stays as it is.
+   * itself stays as it is. With `limit`, a page can then hold fewer than `limit` records with
+   * more after it: a caller that pages by count must not read a short page as the end.
    */
   unreadable?: ((key: string, err: StoreError) => void) | undefined;
 }

@@ -63,8 +63,11 @@ export interface Outbox {
    * rewritten by a newer item meanwhile stays. True when cleared.
    */
   settle(mark: OutboxWorkMark): Promise<boolean>;
-  /** Marks an event as having work (a record found with no marker). */
-  markWork(team: string, eventId: string, last: string): Promise<void>;
+  /**
+   * Marks an event as having work (a record found with no marker). `at` (default now) is when
+   * the marker counts from: a marker past the engine's staleness is cleared at its next turn.
+   */
+  markWork(team: string, eventId: string, last: string, at?: number): Promise<void>;
   remove(id: string): Promise<boolean>;
   /** Reads of the outbox (listings of markers and items) and items written, since start. */
   counts(): { reads: number; written: number };
@@ -363,11 +366,8 @@ export function createOutbox(kv: KeyValueStore, cipher: Cipher): Outbox {
         v.last === mark.last && v.at === mark.at ? { value: v, ttlMs: 1 } : undefined,
       );
     },
-    async markWork(team, eventId, last) {
-      await outboxWork.put(`${part("team", team)}:${part("eventId", eventId)}`, {
-        last,
-        at: Date.now(),
-      });
+    async markWork(team, eventId, last, at = Date.now()) {
+      await outboxWork.put(`${part("team", team)}:${part("eventId", eventId)}`, { last, at });
     },
     remove: async (id) => outbox.delete(id),
     counts: () => ({ ...outboxCounts }),
