@@ -13,6 +13,7 @@ import {
   outboxBatchRepo,
   outboxRepo,
   type Store,
+  subscriptionRepo,
   timeOrderedId,
 } from "../../src/store/index.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
@@ -310,6 +311,48 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
       await other.giveBack("T1", "E30");
       await other.giveBack("T1", "E31");
       await writer.deleteMany([liveKey, eventKey, active.key("T1:E30"), active.key("T1:E31")]);
+    }
+  }, 20_000);
+
+  it("looks after the other events' leases while one event's upkeep fails", async () => {
+    await subscribeEvent(writer, "E40");
+    await subscribeEvent(writer, "E41");
+    // E40 sorts first, so its run is looked after first at every turn.
+    for (const eventId of ["E40", "E41"]) {
+      await Promise.all(
+        Array.from({ length: 5 }, (_, i) => writer.outbox.put(joinItem(eventId, i))),
+      );
+    }
+    const e = startEngine({
+      pollMs: 50,
+      maxPollMs: 100,
+      minTurnMs: 20,
+      leaseMs: 1_500,
+      idleReleaseMs: 60_000,
+    });
+    engine = e;
+    const other = new EventLeases(writer, logger, 60_000);
+    const subKey = writer.repository(subscriptionRepo).key("sub-E40");
+    try {
+      await eventually(
+        async () => ((await writer.outbox.work()).length === 0 ? true : undefined),
+        "both drained",
+        5_000,
+      );
+      // E40's subscription now fails its schema: its upkeep (reading it again every 2 s) fails.
+      await writer.set(subKey, { not: "a subscription" });
+      // Over two leases' worth: E41's lease extended at every turn past E40's failing upkeep,
+      // and E40's own too (its lease is looked after apart from its upkeep).
+      await sleep(3_500);
+      expect(e.runs.has("T1:E41")).toBe(true);
+      expect(await other.take("T1", "E41")).toBeUndefined();
+      expect(e.runs.has("T1:E40")).toBe(true);
+      expect(await other.take("T1", "E40")).toBeUndefined();
+      expect((await e.figures("T1", "E41"))?.unique).toBe(5);
+    } finally {
+      await e.stop();
+      engine = undefined;
+      await writer.deleteMany([subKey]);
     }
   }, 20_000);
 
