@@ -66,6 +66,21 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
   /** The same, its sweep every 300 ms. */
   const startSweeping = () =>
     startEngine({ pollMs: 50, maxPollMs: 200, minTurnMs: 20, leaseMs: 10_000, sweepMs: 300 });
+  /**
+   * The engine with short leases (1.5 s) that keeps what it holds (no idle release), and another
+   * owner's leases, to see whether it could take an event.
+   */
+  const startHolding = () => {
+    const e = startEngine({
+      pollMs: 50,
+      maxPollMs: 100,
+      minTurnMs: 20,
+      leaseMs: 1_500,
+      idleReleaseMs: 60_000,
+    });
+    engine = e;
+    return { e, other: new EventLeases(writer, logger, 60_000) };
+  };
   afterAll(async () => {
     await engine?.stop();
     await writer?.deletePrefix("").catch(() => 0);
@@ -247,15 +262,7 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
       .repository(outboxBatchRepo)
       .put(bad, { items: [{ ...joinItem("E21", 0), receivedAt: "yesterday" }] });
     await writer.outbox.markWork("T1", "E21", bad);
-    const e = startEngine({
-      pollMs: 50,
-      maxPollMs: 100,
-      minTurnMs: 20,
-      leaseMs: 1_500,
-      idleReleaseMs: 60_000,
-    });
-    engine = e;
-    const other = new EventLeases(writer, logger, 60_000);
+    const { e, other } = startHolding();
     try {
       await eventually(
         async () => ((await writer.outbox.listEvent("T1", "E20")).length === 0 ? true : undefined),
@@ -323,15 +330,7 @@ describe.skipIf(!REDIS && !required)("the outbox keyed per event", () => {
         Array.from({ length: 5 }, (_, i) => writer.outbox.put(joinItem(eventId, i))),
       );
     }
-    const e = startEngine({
-      pollMs: 50,
-      maxPollMs: 100,
-      minTurnMs: 20,
-      leaseMs: 1_500,
-      idleReleaseMs: 60_000,
-    });
-    engine = e;
-    const other = new EventLeases(writer, logger, 60_000);
+    const { e, other } = startHolding();
     const subKey = writer.repository(subscriptionRepo).key("sub-E40");
     try {
       await eventually(
