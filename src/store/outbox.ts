@@ -34,8 +34,8 @@ export interface Outbox {
   /**
    * The events with work: one read, whatever the number of items. A marker that cannot be read
    * is handed to `unreadable` (with its id, `{team}:{eventId}`) and left out, so that one bad
-   * marker does not hide every other event's; the sweep marks its event again (its items are
-   * still listed), which writes over it.
+   * marker does not hide every other event's; the engine writes it again at once (markAgain),
+   * and the sweep would too, as for any event with records and no marker.
    */
   work(unreadable?: (id: string, err: StoreError) => void): Promise<OutboxWorkMark[]>;
   /**
