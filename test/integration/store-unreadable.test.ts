@@ -5,7 +5,7 @@ import pg from "pg";
 import sqlite3 from "sqlite3";
 import { expect, it } from "vitest";
 import { z } from "zod";
-import { createCipher, defineRepository, StoreError } from "../../src/store/index.ts";
+import { createCipher, defineRepository, openStore, StoreError } from "../../src/store/index.ts";
 import {
   describeBackends,
   type NamedBackend,
@@ -136,3 +136,61 @@ describeBackends("unreadable records", BACKENDS, (backend) => {
     });
   });
 });
+
+describeBackends(
+  "a listing that meets a store failure partway",
+  BACKENDS.filter((b) => b.name === "postgres"),
+  (backend) => {
+    const previousKey = randomBytes(32);
+    const { fresh, another } = storesOfEachTest(backend, {
+      cipher: createCipher(previousKey),
+      repositories: [noteRepo],
+    });
+
+    it("fails, and hands nothing over as unreadable", async () => {
+      const { store, url, ns } = await fresh();
+      for (const id of ["a", "b"]) {
+        await store.repository(noteRepo).put(id, { team: "T1", secret: `s-${id}` });
+      }
+      // Read under a new key, "a" is sealed again as it is listed (a compare-and-set), which
+      // waits on a row lock another connection holds, past the store's 2 s bound.
+      const reader = await another(url, ns);
+      const rekeyed = createCipher(randomBytes(32), [previousKey]);
+      const next = await openStore(url, {
+        cipher: rekeyed,
+        namespace: ns,
+        sweepIntervalMs: 0,
+        repositories: [noteRepo],
+      });
+      const locker = new pg.Client({ connectionString: url });
+      await locker.connect();
+      try {
+        await locker.query("BEGIN");
+        const locked = await locker.query("SELECT 1 FROM keyv WHERE key = $1 FOR UPDATE", [
+          `${ns}:note:a`,
+        ]);
+        expect(locked.rowCount).toBe(1);
+        const handed: string[] = [];
+        const err = await next
+          .repository(noteRepo)
+          .list("", { unreadable: (id) => handed.push(id) })
+          .then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+        expect(err).toBeInstanceOf(StoreError);
+        expect(["store_timeout", "store_unavailable"]).toContain((err as StoreError).code);
+        expect(handed).toEqual([]);
+      } finally {
+        await locker.query("ROLLBACK").catch(() => undefined);
+        await locker.end();
+        await next.close();
+      }
+      // Nothing changed: both read as they were written.
+      expect((await reader.repository(noteRepo).list()).map((r) => r.value.secret)).toEqual([
+        "s-a",
+        "s-b",
+      ]);
+    });
+  },
+);
