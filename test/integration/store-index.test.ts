@@ -162,19 +162,29 @@ describe.skipIf(!HAVE_REDIS_SERVER && !REQUIRE)("store on Redis: the index", () 
 });
 
 describe.skipIf(!process.env.TEST_POSTGRES_URL && !REQUIRE)("store on Postgres: the index", () => {
-  it('serves a prefix listing with an index range scan on key COLLATE "C"', async () => {
-    const url = process.env.TEST_POSTGRES_URL;
-    if (!url) throw new Error("TEST_POSTGRES_URL is not set but ONAIR_REQUIRE_SERVICES=1");
-    // Opening creates the table and its index when missing.
-    const store = await openStore(url, { cipher, namespace: nsOf(), sweepIntervalMs: 0 });
-    await store.close();
-    const c = new pg.Client({ connectionString: url });
+  const url = () => {
+    const u = process.env.TEST_POSTGRES_URL;
+    if (!u) throw new Error("TEST_POSTGRES_URL is not set but ONAIR_REQUIRE_SERVICES=1");
+    return u;
+  };
+  /** A schema of the test's own, first on the search_path of the URL returned. */
+  async function inSchema(admin: pg.Client, setUp = ""): Promise<{ schema: string; url: string }> {
+    const schema = `ix_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    await admin.query(`CREATE SCHEMA ${schema}`);
+    if (setUp) await admin.query(setUp.replaceAll("{schema}", schema));
+    const u = new URL(url());
+    u.searchParams.set("options", `-c search_path=${schema}`);
+    return { schema, url: u.toString() };
+  }
+  /** The plans of the three listings, ascending, descending and after a key (the sweep's walk). */
+  async function plans(schemaUrl: string): Promise<string[]> {
+    const c = new pg.Client({ connectionString: schemaUrl });
     await c.connect();
     try {
       await c.query("BEGIN");
       // Only whether an index can serve it: a near-empty table would otherwise be read whole.
       await c.query("SET LOCAL enable_seqscan = off");
-      // Ascending, descending, and after a key (the sweep's walk from event to event).
+      const out: string[] = [];
       for (const [reverse, after] of [
         [false, false],
         [true, false],
@@ -184,15 +194,80 @@ describe.skipIf(!process.env.TEST_POSTGRES_URL && !REQUIRE)("store on Postgres: 
           `EXPLAIN ${postgresScanSql(reverse, after)}`,
           ["ns:outbox:", "ns:outbox:\u{10FFFF}", 1000],
         );
-        const text = plan.rows.map((r) => r["QUERY PLAN"]).join("\n");
-        // A plain or bitmap index scan: which one depends on the planner's statistics of the moment.
-        expect(text).toMatch(/Index (Only )?Scan( Backward)? (using|on) keyv_key_c/);
-        expect(text).toContain("Index Cond");
-        expect(text).not.toContain("Seq Scan");
+        out.push(plan.rows.map((r) => r["QUERY PLAN"]).join("\n"));
       }
+      return out;
     } finally {
       await c.query("ROLLBACK").catch(() => undefined);
       await c.end();
+    }
+  }
+  const indexesOf = async (admin: pg.Client, schema: string) =>
+    (
+      await admin.query<{ indexname: string }>(
+        "SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = 'keyv' ORDER BY 1",
+        [schema],
+      )
+    ).rows.map((r) => r.indexname);
+  let admin: pg.Client;
+  const schemas: string[] = [];
+  beforeAll(async () => {
+    admin = new pg.Client({ connectionString: url() });
+    await admin.connect();
+  });
+  afterAll(async () => {
+    for (const s of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+    await admin?.end();
+  });
+
+  it("makes a new table's key byte-ordered, so its primary key alone serves prefix listings", async () => {
+    const { schema, url: u } = await inSchema(admin);
+    schemas.push(schema);
+    const store = await openStore(u, { cipher, namespace: nsOf(), sweepIntervalMs: 0 });
+    await store.set("a\u00e9", 1);
+    await store.set("a\u{1F600}", 2);
+    await store.set("aZ", 3);
+    await store.set("b", 4);
+    // Byte order (UTF-8), whatever the database's locale: "Z" < "é" < the emoji.
+    expect(await store.keys("a")).toEqual(["aZ", "a\u00e9", "a\u{1F600}"]);
+    await store.close();
+    // The adapter's layout (key VARCHAR(255), value TEXT), its key in "C", and one index only.
+    const cols = await admin.query<{
+      column_name: string;
+      data_type: string;
+      collation_name: string | null;
+    }>(
+      "SELECT column_name, data_type, collation_name FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'keyv' ORDER BY ordinal_position",
+      [schema],
+    );
+    expect(cols.rows).toEqual([
+      { column_name: "key", data_type: "character varying", collation_name: "C" },
+      { column_name: "value", data_type: "text", collation_name: null },
+    ]);
+    expect(await indexesOf(admin, schema)).toEqual(["keyv_pkey"]);
+    for (const text of await plans(u)) {
+      // A plain or bitmap index scan: which one depends on the planner's statistics of the moment.
+      expect(text).toMatch(/Index (Only )?Scan( Backward)? (using|on) keyv_pkey/);
+      expect(text).toContain("Index Cond");
+      expect(text).not.toContain("Seq Scan");
+    }
+  });
+
+  it('gives a table an earlier version made (in the database\'s collation) an index on key COLLATE "C"', async () => {
+    const { schema, url: u } = await inSchema(
+      admin,
+      `CREATE TABLE {schema}.keyv(key VARCHAR(255) PRIMARY KEY, value TEXT);
+       INSERT INTO {schema}.keyv(key, value) VALUES('old:one', '{"value":1}')`,
+    );
+    schemas.push(schema);
+    const store = await openStore(u, { cipher, sweepIntervalMs: 0 });
+    expect(await store.get("old:one")).toBe(1);
+    await store.close();
+    expect(await indexesOf(admin, schema)).toEqual(["keyv_key_c", "keyv_pkey"]);
+    for (const text of await plans(u)) {
+      expect(text).toMatch(/Index (Only )?Scan( Backward)? (using|on) keyv_key_c/);
+      expect(text).toContain("Index Cond");
+      expect(text).not.toContain("Seq Scan");
     }
   });
 });

@@ -42,7 +42,10 @@ const INDEX = `${TABLE}_key_c`;
 /** Concurrent `CREATE … IF NOT EXISTS` from parallel starts can still collide on the catalog. */
 const RACE_CODES = new Set(["23505", "42P07"]);
 
-/** The range a prefix covers, in byte order; the `keyv_key_c` index serves it. */
+/**
+ * The range a prefix covers, in byte order; the primary key serves it where the key is in byte
+ * order (a new table), the `keyv_key_c` index where it is not.
+ */
 const PREFIX_RANGE = `key COLLATE "C" >= $1 AND key COLLATE "C" < $2`;
 
 /**
@@ -59,26 +62,35 @@ export function postgresScanSql(reverse: boolean, after = false): string {
 const SCHEMA_TIMEOUT_MS = 10 * 60_000;
 
 /**
- * The table (as the adapter creates it, should this run first) and the prefix index, in one
- * transaction on one of the pool's connections, without the statement bound.
+ * The table and, where it needs one, the prefix index, each in a transaction of its own on one
+ * of the pool's connections, without the statement bound.
+ *
+ * A new table is the adapter's (`key VARCHAR(255) PRIMARY KEY, value TEXT`, the layout keyv's
+ * tools read) with one difference: its key is in byte order (`COLLATE "C"`), so the primary key's
+ * own index serves prefix ranges, and every write and delete maintains one index, not two. A
+ * table made by an earlier version (or by the adapter, or by an earlier version still running in
+ * a scale-out) keeps the database's collation: it gets the `keyv_key_c` index as before.
  */
 async function migrate(pool: pg.Pool): Promise<void> {
   const client = await pool.connect();
   let failed: unknown;
+  const ddl = async (text: string) => {
+    try {
+      await client.query("BEGIN");
+      await client.query("SET LOCAL statement_timeout = 0");
+      await client.query({ text, query_timeout: SCHEMA_TIMEOUT_MS } as pg.QueryConfig);
+      await client.query("COMMIT");
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {});
+      if (!RACE_CODES.has((err as { code?: string }).code ?? "")) throw err;
+    }
+  };
   try {
-    for (const ddl of [
-      `CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(255) PRIMARY KEY, value TEXT)`,
-      `CREATE INDEX IF NOT EXISTS ${INDEX} ON ${TABLE} (key COLLATE "C")`,
-    ]) {
-      try {
-        await client.query("BEGIN");
-        await client.query("SET LOCAL statement_timeout = 0");
-        await client.query({ text: ddl, query_timeout: SCHEMA_TIMEOUT_MS } as pg.QueryConfig);
-        await client.query("COMMIT");
-      } catch (err) {
-        await client.query("ROLLBACK").catch(() => {});
-        if (!RACE_CODES.has((err as { code?: string }).code ?? "")) throw err;
-      }
+    await ddl(
+      `CREATE TABLE IF NOT EXISTS ${TABLE}(key VARCHAR(255) COLLATE "C" PRIMARY KEY, value TEXT)`,
+    );
+    if (!(await keyInByteOrder(client))) {
+      await ddl(`CREATE INDEX IF NOT EXISTS ${INDEX} ON ${TABLE} (key COLLATE "C")`);
     }
   } catch (err) {
     failed = err;
@@ -86,6 +98,14 @@ async function migrate(pool: pg.Pool): Promise<void> {
   } finally {
     client.release(failed instanceof Error ? failed : undefined);
   }
+}
+
+/** Whether the table's key column is in byte order ("C"), so that its primary key serves ranges. */
+export async function keyInByteOrder(client: pg.ClientBase | pg.Pool): Promise<boolean> {
+  const r = await client.query<{ collation: string }>(
+    `SELECT c.collname AS collation FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation WHERE a.attrelid = to_regclass('${TABLE}') AND a.attname = 'key'`,
+  );
+  return r.rows[0]?.collation === "C";
 }
 
 /**
