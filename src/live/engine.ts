@@ -28,6 +28,7 @@ import {
 import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
+import { type Held, heldRepo, readable, setAside } from "./set-aside.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -92,6 +93,8 @@ export class LiveEngine {
   /** The sessions of each instance, in chunks beside the live record. */
   readonly sessions: Repository<string>;
   private readonly active: Repository<{ since: number }>;
+  /** Items this version cannot read, set aside for one that can (set-aside.ts). */
+  private readonly held: Repository<Held>;
   readonly runs = new Map<string, EventRun>();
   /** Undefined on a store only this process uses. */
   private readonly leases: EventLeases | undefined;
@@ -138,6 +141,7 @@ export class LiveEngine {
     this.lives = deps.store.repository(liveRepo);
     this.sessions = deps.store.repository(sessionsRepo);
     this.active = deps.store.repository(activeRepo);
+    this.held = deps.store.repository(heldRepo);
     // SQLite and memory stores serve one process; Redis and Postgres may serve several.
     this.leases =
       deps.store.kind === "redis" || deps.store.kind === "postgres"
@@ -251,7 +255,29 @@ export class LiveEngine {
     const { record, live, stored } = loaded;
     const run = new EventRun(this, team, eventId, record, live, until, stored);
     this.runs.set(key, run);
+    await this.replayHeld(run);
     return run;
+  }
+
+  /**
+   * Items set aside by a version that could not read them (set-aside.ts), applied now if this
+   * one reads them, before the event's newer items; those it cannot read either stay. On take-up
+   * only: a version that reads them takes the event up at least once.
+   */
+  private async replayHeld(run: EventRun): Promise<void> {
+    const { entries, unread } = await readable(this.held, run.team, run.eventId);
+    if (entries.length === 0) return;
+    await this.mark(run);
+    await run.ingest(entries);
+    if (run.dropped) return;
+    await run.writer.deleteWith(
+      entries.map((e) => e.key),
+      (k) => this.deps.store.deleteMany(k),
+    );
+    this.deps.logger.info(
+      { event: run.eventId, applied: entries.length, unread },
+      "live: applied outbox items an earlier owner set aside",
+    );
   }
 
   /** The event's live record and its figures, sessions read from their chunks. */
@@ -573,6 +599,14 @@ export class LiveEngine {
     await run.ingest(items);
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return;
+    // Kept before their records go, not lost with them.
+    const aside = await setAside(this.held, items, Date.now());
+    if (aside > 0) {
+      this.deps.logger.warn(
+        { event: run.eventId, items: aside },
+        "live: outbox items whose message this version does not read were set aside; a version that reads them applies them when it takes the event up",
+      );
+    }
     // A batch's items are applied together (listed whole), so its record goes once they are.
     const keys = [...new Set(items.map((i) => i.key))];
     await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));

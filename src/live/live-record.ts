@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { z } from "zod";
 import { defineRepository, type Repository } from "../store/index.ts";
 import type { Pending } from "./digest.ts";
+import { heldRepo } from "./set-aside.ts";
 import { EventLive, type PersistedInstance } from "./state.ts";
 
 /**
@@ -182,7 +183,7 @@ export function sessionsId(
 }
 
 /** The live engine's repositories, for the store it runs on (deleteTeam covers them). */
-export const LIVE_REPOSITORIES = [liveRepo, activeRepo, sessionsRepo] as const;
+export const LIVE_REPOSITORIES = [liveRepo, activeRepo, sessionsRepo, heldRepo] as const;
 
 /**
  * The record keeps each chunk's generation as runs, `[gen, count, gen, count, …]`: after a load

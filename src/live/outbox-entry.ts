@@ -1,11 +1,12 @@
 import { isRefresh, mutedOf } from "../domain/subscription.ts";
-import type { OutboxRow } from "../store/index.ts";
+import type { OutboxItem, OutboxRow } from "../store/index.ts";
 import { type WebhookMessage, webhookMessageSchema } from "../upstream/events/schemas.ts";
 
 /**
  * An outbox item as the engine reads it, parsed once where it is read (engine.ts) and never
  * again: a webhook message to apply, a refresh (re-render the cards; a mute's carries the
- * channel whose card now says so), or something unreadable that is only removed. Items written
+ * channel whose card now says so), or an item whose message this version does not read, set
+ * aside with its item as stored (set-aside.ts) for a version that does. Items written
  * by earlier versions read the same way (`eventId` may sit only in the message).
  */
 export type OutboxEntry = {
@@ -20,7 +21,7 @@ export type OutboxEntry = {
 } & (
   | { readonly kind: "webhook"; readonly message: WebhookMessage }
   | { readonly kind: "refresh"; readonly muted?: { channel: string; event: unknown } }
-  | { readonly kind: "unreadable" }
+  | { readonly kind: "unreadable"; readonly item: OutboxItem }
 );
 
 export function entryOf({ id, item, record, key }: OutboxRow): OutboxEntry {
@@ -40,5 +41,5 @@ export function entryOf({ id, item, record, key }: OutboxRow): OutboxEntry {
   const parsed = webhookMessageSchema.safeParse(message);
   return parsed.success
     ? { id, record, key, team, subscriptionId, eventId, kind: "webhook", message: parsed.data }
-    : { id, record, key, team, subscriptionId, eventId, kind: "unreadable" };
+    : { id, record, key, team, subscriptionId, eventId, kind: "unreadable", item };
 }

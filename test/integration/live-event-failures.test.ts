@@ -1,7 +1,5 @@
-import { Writable } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { activeRepo, liveRepo } from "../../src/live/live-record.ts";
-import { createLogger } from "../../src/log.ts";
 import {
   outboxBatchRepo,
   outboxRepo,
@@ -11,6 +9,7 @@ import {
   timeOrderedId,
 } from "../../src/store/index.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
+import { capturedLogs } from "../helpers/log-lines.ts";
 import { engineSuite, joinItem, subscribeEvent } from "../helpers/outbox-items.ts";
 
 /**
@@ -21,16 +20,7 @@ import { engineSuite, joinItem, subscribeEvent } from "../helpers/outbox-items.t
  */
 
 describe("the live engine when one event's turn fails", () => {
-  const lines: Array<Record<string, unknown>> = [];
-  const logger = createLogger({
-    level: "warn",
-    destination: new Writable({
-      write(chunk, _e, cb) {
-        for (const l of String(chunk).split("\n")) if (l.trim()) lines.push(JSON.parse(l));
-        cb();
-      },
-    }),
-  });
+  const { logger, lines } = capturedLogs("warn");
   const restore: Array<() => void> = [];
   const { suite, start } = engineSuite("event-failures", logger, {
     pollMs: 20,
