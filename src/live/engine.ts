@@ -28,7 +28,7 @@ import {
 import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
-import { type Held, heldRepo, readable, setAside } from "./set-aside.ts";
+import { type Held, heldRepo, readableHeld, setAside } from "./set-aside.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -118,13 +118,15 @@ export class LiveEngine {
   private readonly heldElsewhere = new Map<string, number>();
   /**
    * Events whose last step failed on their own account (eventFailed), by kind of step: their
-   * items (`drain`), or taking them up and looking after them (`tend`: markers, housekeeping).
+   * items (`drain`), taking them up and looking after them (`tend`: markers, housekeeping), or
+   * applying items another version set aside (`held`).
    * A step of that kind is not tried for the event before `until`; each kind backs off alone, so
    * a failing housekeeping step never holds back an event's items.
    */
   private readonly failing = {
     drain: new Map<string, EventFailure>(),
     tend: new Map<string, EventFailure>(),
+    held: new Map<string, EventFailure>(),
   };
   /** Per event with a marker, the records of its last listing drained here. */
   private readonly drained = new Map<string, Set<string>>();
@@ -255,29 +257,7 @@ export class LiveEngine {
     const { record, live, stored } = loaded;
     const run = new EventRun(this, team, eventId, record, live, until, stored);
     this.runs.set(key, run);
-    await this.replayHeld(run);
     return run;
-  }
-
-  /**
-   * Items set aside by a version that could not read them (set-aside.ts), applied now if this
-   * one reads them, before the event's newer items; those it cannot read either stay. On take-up
-   * only: a version that reads them takes the event up at least once.
-   */
-  private async replayHeld(run: EventRun): Promise<void> {
-    const { entries, unread } = await readable(this.held, run.team, run.eventId);
-    if (entries.length === 0) return;
-    await this.mark(run);
-    await run.ingest(entries);
-    if (run.dropped) return;
-    await run.writer.deleteWith(
-      entries.map((e) => e.key),
-      (k) => this.deps.store.deleteMany(k),
-    );
-    this.deps.logger.info(
-      { event: run.eventId, applied: entries.length, unread },
-      "live: applied outbox items an earlier owner set aside",
-    );
   }
 
   /** The event's live record and its figures, sessions read from their chunks. */
@@ -341,6 +321,7 @@ export class LiveEngine {
     if (now - this.sweptAt >= this.options.sweepMs) {
       this.sweptAt = now;
       await this.turnStep("the sweep for unmarked items", () => this.sweep(work));
+      await this.turnStep("the sweep for items set aside", () => this.replayHeld(now));
     }
     for (const mark of work) {
       const key = `${mark.team}:${mark.eventId}`;
@@ -530,6 +511,36 @@ export class LiveEngine {
   }
 
   /**
+   * Items an engine of another version set aside (set-aside.ts) that this one reads: applied to
+   * their event, by its run here (taken up if need be, and let go when idle as any other), then
+   * removed. An event another instance holds is left to that instance's sweep. Each event's
+   * failure is its own (`held` back-off): its items stay, and its other work goes on.
+   */
+  private async replayHeld(now: number): Promise<void> {
+    const { events, unread } = await readableHeld(this.held);
+    for (const { team, eventId, entries } of events) {
+      const key = `${team}:${eventId}`;
+      if (this.failingUntil("held", key) > now) continue;
+      await this.forEvent("held", key, eventId, now, this.runs.has(key), async () => {
+        const run = await this.acquire(team, eventId);
+        if (!run) return;
+        await this.mark(run);
+        await run.ingest(entries);
+        if (run.dropped) return;
+        await run.writer.deleteWith(
+          entries.map((e) => e.key),
+          (k) => this.deps.store.deleteMany(k),
+        );
+        this.failing.held.delete(key);
+        this.deps.logger.info(
+          { event: eventId, applied: entries.length, unread },
+          "live: applied outbox items an engine of another version set aside",
+        );
+      });
+    }
+  }
+
+  /**
    * A work marker that cannot be read (left out of the listing, so that the other events' turns
    * go on) is written again, naming the event's first record, or, with none left, a record that
    * never comes, already stale, which the event's next turn clears. A writer's newer marker
@@ -600,11 +611,17 @@ export class LiveEngine {
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return;
     // Kept before their records go, not lost with them.
-    const aside = await setAside(this.held, items, Date.now());
-    if (aside > 0) {
+    const aside = await setAside(this.held, items);
+    if (aside.kept > 0) {
       this.deps.logger.warn(
-        { event: run.eventId, items: aside },
-        "live: outbox items whose message this version does not read were set aside; a version that reads them applies them when it takes the event up",
+        { event: run.eventId, items: aside.kept },
+        "live: outbox items whose message this version does not read were set aside; an engine of a version that reads them applies them at its sweep",
+      );
+    }
+    for (const d of aside.dropped) {
+      this.deps.logger.error(
+        { event: run.eventId, item: d.id, reason: d.reason },
+        "live: an outbox item this version does not read could not be set aside, and was dropped",
       );
     }
     // A batch's items are applied together (listed whole), so its record goes once they are.

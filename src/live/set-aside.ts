@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { defineRepository, OutboxItemSchema, type Repository } from "../store/index.ts";
+import {
+  defineRepository,
+  OutboxItemSchema,
+  type Repository,
+  STORE_ERROR_CODES,
+  StoreError,
+} from "../store/index.ts";
 import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 
 /**
@@ -9,9 +15,9 @@ import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
  * read was written by another version: during a rolling deploy, a newer instance accepts a
  * message of a kind an older one does not know, and the older one may own the event. It used to
  * be removed with its record, unread: a message acknowledged and lost. Now it is set aside at
- * `outbox-held:{itemId}` (`{team}:{eventId}:{seq}[/n]`) before its record goes, and whichever
- * version takes the event up next and reads it applies it then (`replay`), late, as the live
- * model takes a late message (a session is keyed by its join time; states only move forward).
+ * `outbox-held:{team}:{eventId}:{item}` before its record goes, and the sweep of an engine that
+ * reads it (every `sweepMs`, engine.ts) applies it, late, as the live model takes a late message
+ * (a session is keyed by its join time; states only move forward), then removes it.
  *
  * Set aside, not retried in place: the rest of the event's items go on, and a message no version
  * will ever read does not stop its card. Kept `HELD_TTL_MS`, long past any rollout, then purged by
@@ -20,6 +26,8 @@ import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 
 /** How long an item no version has read is kept. */
 export const HELD_TTL_MS = 7 * 24 * 60 * 60_000;
+/** Held records a sweep reads at most (a rollout's worth; the next sweep reads the rest). */
+export const HELD_SWEEP_MAX = 1_000;
 
 const HeldSchema = z.object({
   item: OutboxItemSchema,
@@ -32,45 +40,88 @@ export const heldRepo = defineRepository({
   prefix: "outbox-held",
   schema: HeldSchema,
   team: "key",
-  ttlOf: (v: Held) => v.at + HELD_TTL_MS - Date.now(),
 });
 
+/** What setAside did: items kept, and items it could not keep (logged by the caller). */
+export interface SetAside {
+  kept: number;
+  dropped: Array<{ id: string; reason: string }>;
+}
+
 /**
- * Sets aside the unreadable items among `items` (durably: the caller removes their records only
- * after). Returns how many. An item set aside twice (a crash before its record went) is one.
+ * Sets aside the unreadable items among `items`, all in one group of writes, durably (the caller
+ * removes their records only after). An item set aside twice (a crash before its record went)
+ * is one: its id is its own. An item whose ids cannot make a key (an earlier version's, or a key
+ * too long) cannot be kept, and is dropped as before, said by the caller.
  */
 export async function setAside(
   held: Repository<Held>,
   items: readonly OutboxEntry[],
-  now: number,
-): Promise<number> {
-  let n = 0;
-  for (const e of items) {
-    if (e.kind !== "unreadable" || e.eventId === undefined) continue;
-    await held.put(e.id, { item: e.item, at: now });
-    n++;
-  }
-  return n;
+  ttlMs = HELD_TTL_MS,
+): Promise<SetAside> {
+  const out: SetAside = { kept: 0, dropped: [] };
+  const at = Date.now();
+  await Promise.all(
+    items.map(async (e) => {
+      if (e.kind !== "unreadable") return;
+      const id = heldId(e);
+      try {
+        if (id === undefined)
+          throw new StoreError(STORE_ERROR_CODES.invalid, "set", "schema", e.id, "no event");
+        await held.put(id, { item: e.item, at }, ttlMs);
+        out.kept++;
+      } catch (err) {
+        if (!(err instanceof StoreError) || err.code !== STORE_ERROR_CODES.invalid) throw err;
+        out.dropped.push({ id: e.id, reason: err.message });
+      }
+    }),
+  );
+  return out;
 }
 
 /**
- * The event's items set aside that this version reads, as outbox entries (their `key` is the
- * held record's, removed once they are applied), and how many it still cannot read (kept).
+ * `{team}:{eventId}:{item}`: an item's id names its event already (`{team}:{eventId}:{seq}/{n}`),
+ * an earlier version's may be a sequence alone. Undefined when no key can be made of it.
  */
-export async function readable(
+function heldId(e: OutboxEntry): string | undefined {
+  if (e.eventId === undefined || e.team.includes(":") || e.eventId.includes(":")) return undefined;
+  const prefix = `${e.team}:${e.eventId}:`;
+  return e.id.startsWith(prefix) ? e.id : `${prefix}${e.id}`;
+}
+
+/** One event's held items that this version reads, as outbox entries (`key`: the held record). */
+export interface HeldEvent {
+  team: string;
+  eventId: string;
+  entries: OutboxEntry[];
+}
+
+/**
+ * The events with held items this version reads (up to `max` records read), and how many held
+ * items it still cannot read. A held record that cannot be read at all is left to its TTL, as an
+ * item no version reads is.
+ */
+export async function readableHeld(
   held: Repository<Held>,
-  team: string,
-  eventId: string,
-): Promise<{ entries: OutboxEntry[]; unread: number }> {
-  const entries: OutboxEntry[] = [];
+  max = HELD_SWEEP_MAX,
+): Promise<{ events: HeldEvent[]; unread: number }> {
+  const events = new Map<string, HeldEvent>();
   let unread = 0;
-  // A held record that cannot be read at all is left to its TTL, as an unread item is.
-  for (const { id, value } of await held.list(`${team}:${eventId}:`, {
-    unreadable: () => unread++,
-  })) {
+  for (const { id, value } of await held.list("", { limit: max, unreadable: () => unread++ })) {
     const entry = entryOf({ id, item: value.item, record: id, key: held.key(id) });
-    if (entry.kind === "unreadable") unread++;
-    else entries.push(entry);
+    const i = id.indexOf(":");
+    const j = id.indexOf(":", i + 1);
+    if (entry.kind === "unreadable" || i <= 0 || j <= i + 1) {
+      unread++;
+      continue;
+    }
+    const event = id.slice(0, j);
+    let e = events.get(event);
+    if (!e) {
+      e = { team: id.slice(0, i), eventId: id.slice(i + 1, j), entries: [] };
+      events.set(event, e);
+    }
+    e.entries.push(entry);
   }
-  return { entries, unread };
+  return { events: [...events.values()], unread };
 }
