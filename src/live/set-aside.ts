@@ -60,14 +60,19 @@ export async function setAside(
   ttlMs = HELD_TTL_MS,
 ): Promise<SetAside> {
   const out: SetAside = { kept: 0, dropped: [] };
+  // Most batches have none: nothing allocated per item for them (the engine's hot path).
+  const unread = items.filter((e) => e.kind === "unreadable");
+  if (unread.length === 0) return out;
   const at = Date.now();
   await Promise.all(
-    items.map(async (e) => {
+    unread.map(async (e) => {
       if (e.kind !== "unreadable") return;
       const id = heldId(e);
+      if (id === undefined) {
+        out.dropped.push({ id: e.id, reason: "it names no event a key can be made of" });
+        return;
+      }
       try {
-        if (id === undefined)
-          throw new StoreError(STORE_ERROR_CODES.invalid, "set", "schema", e.id, "no event");
         await held.put(id, { item: e.item, at }, ttlMs);
         out.kept++;
       } catch (err) {

@@ -172,9 +172,18 @@ describe("items set aside, in the store", () => {
     try {
       const held = store.repository(heldRepo);
       const long = `T1:E1:${"x".repeat(300)}`;
-      const r = await setAside(held, [entry(long)]);
+      // An earlier version's item, keyed by sequence alone, whose event id holds a ":".
+      const seq = timeOrderedId();
+      const colon = entryOf({
+        id: seq,
+        item: { ...joinItem("E:1", 1), message: { type: "SOMETHING_NEW" } },
+        record: seq,
+        key: `outbox:${seq}`,
+      });
+      const r = await setAside(held, [entry(long), colon]);
       expect(r.kept).toBe(0);
-      expect(r.dropped.map((d) => d.id)).toEqual([long]);
+      expect(r.dropped.map((d) => d.id).sort()).toEqual([long, seq].sort());
+      for (const d of r.dropped) expect(d.reason).not.toBe("");
       expect(await held.list("")).toEqual([]);
     } finally {
       await store.close();

@@ -101,7 +101,7 @@ async function migrate(pool: pg.Pool): Promise<void> {
 }
 
 /** Whether the table's key column is in byte order ("C"), so that its primary key serves ranges. */
-export async function keyInByteOrder(client: pg.ClientBase | pg.Pool): Promise<boolean> {
+async function keyInByteOrder(client: pg.ClientBase | pg.Pool): Promise<boolean> {
   const r = await client.query<{ collation: string }>(
     `SELECT c.collname AS collation FROM pg_attribute a JOIN pg_collation c ON c.oid = a.attcollation WHERE a.attrelid = to_regclass('${TABLE}') AND a.attname = 'key'`,
   );
