@@ -27,8 +27,9 @@ import {
 } from "./live-record.ts";
 import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
+import { applyRefusing, type RefusalPort } from "./refusals.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
-import { type Held, heldRepo, readableHeld, setAside } from "./set-aside.ts";
+import { type Held, heldId, heldRepo, readableHeld, setAside } from "./set-aside.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -127,6 +128,15 @@ export class LiveEngine {
     drain: new Map<string, EventFailure>(),
     tend: new Map<string, EventFailure>(),
     held: new Map<string, EventFailure>(),
+  };
+  /**
+   * Items the live model threw on in this process (refusals.ts), set aside: not tried again here.
+   * The sweep of the next process (a fix deployed) tries them once.
+   */
+  private readonly refusedHere = new Set<string>();
+  private readonly refusal: RefusalPort<EventRun> = {
+    abandon: (run) => this.abandon(run),
+    acquire: (team, eventId) => this.acquire(team, eventId),
   };
   /** Per event with a marker, the records of its last listing drained here. */
   private readonly drained = new Map<string, Set<string>>();
@@ -358,8 +368,10 @@ export class LiveEngine {
     }
     this.heldElsewhere.delete(key);
     const { rows, more } = await outbox.eventPage(mark.team, mark.eventId, this.options.batch);
+    // The run the items were applied by: another, read again, when one was refused.
+    let ran = run;
     if (rows.length > 0) {
-      await this.drain(
+      ran = await this.drain(
         run,
         rows.map((r) => entryOf(r)),
       );
@@ -369,7 +381,7 @@ export class LiveEngine {
       // channels would wait for the marker to go stale.
       await this.resume(run);
     }
-    if (run.dropped) return rows.length;
+    if (ran.dropped) return rows.length;
     // Cleared once the record it names has been drained, in this turn or the event's previous
     // one (the marker read may be newer than the listing before it; a marker can land a
     // group before its record), or when it names a record that never came (a write that
@@ -420,6 +432,8 @@ export class LiveEngine {
     run.stop();
     this.runs.delete(run.id);
     this.marked.delete(run.id);
+    // A save under way lands before the event is read again (a dropped run starts none).
+    await run.saved();
     await this.leases?.giveBack(run.team, run.eventId).catch(() => false);
   }
 
@@ -521,20 +535,27 @@ export class LiveEngine {
     for (const { team, eventId, entries } of events) {
       const key = `${team}:${eventId}`;
       if (this.failingUntil("held", key) > now) continue;
+      // What the model threw on here already waits for the next process.
+      const tried = entries.filter((e) => !this.refusedHere.has(e.id));
+      if (tried.length === 0) continue;
       await this.forEvent("held", key, eventId, now, this.runs.has(key), async () => {
-        const run = await this.acquire(team, eventId);
-        if (!run) return;
-        await this.mark(run);
-        await run.ingest(entries);
+        const taken = await this.acquire(team, eventId);
+        if (!taken) return;
+        await this.mark(taken);
+        const { run, refused } = await applyRefusing(this.refusal, taken, tried);
         if (run.dropped) return;
+        await this.mark(run);
+        // Refused again: kept as it is (with its first why), for the next process.
+        this.refused(run, tried, refused, "kept set aside");
         await run.writer.deleteWith(
-          entries.map((e) => e.key),
+          tried.filter((e) => !refused.has(e.id)).map((e) => e.key),
           (k) => this.deps.store.deleteMany(k),
         );
         this.failing.held.delete(key);
+        if (tried.length === refused.size) return;
         this.deps.logger.info(
-          { event: eventId, applied: entries.length, unread },
-          "live: applied outbox items an engine of another version set aside",
+          { event: eventId, applied: tried.length - refused.size, unread },
+          "live: applied outbox items set aside earlier (by another version, or refused by the model)",
         );
       });
     }
@@ -597,21 +618,26 @@ export class LiveEngine {
       await this.forEvent("drain", key, eventId, now, this.runs.has(key), async () => {
         const run = await this.acquire(first.team, eventId);
         if (!run) return;
-        await this.drain(run, items);
-        if (!run.dropped) removed += items.length;
+        if (!(await this.drain(run, items)).dropped) removed += items.length;
       });
     }
     return removed;
   }
 
-  /** Applies an event's items, saves, and only then removes them. */
-  private async drain(run: EventRun, items: OutboxEntry[]): Promise<void> {
-    await this.mark(run);
-    await run.ingest(items);
+  /**
+   * Applies an event's items, saves, and only then removes them. Returns the run that applied
+   * them: another one, read again from the last save, when the model threw on an item
+   * (refusals.ts); dropped when the items stay for another owner.
+   */
+  private async drain(taken: EventRun, items: OutboxEntry[]): Promise<EventRun> {
+    await this.mark(taken);
+    const { run, refused } = await applyRefusing(this.refusal, taken, items);
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
-    if (run.dropped) return;
+    if (run.dropped) return run;
+    if (run !== taken) await this.mark(run);
+    this.refused(run, items, refused, "set aside");
     // Kept before their records go, not lost with them.
-    const aside = await setAside(this.held, items);
+    const aside = await setAside(this.held, items, { refused });
     if (aside.kept > 0) {
       this.deps.logger.warn(
         { event: run.eventId, items: aside.kept },
@@ -627,6 +653,30 @@ export class LiveEngine {
     // A batch's items are applied together (listed whole), so its record goes once they are.
     const keys = [...new Set(items.map((i) => i.key))];
     await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));
+    return run;
+  }
+
+  /**
+   * Items of `items` the model threw on: remembered by their id set aside (not tried again here)
+   * and said, one line each.
+   */
+  private refused(
+    run: EventRun,
+    items: readonly OutboxEntry[],
+    refused: ReadonlyMap<string, string>,
+    what: string,
+  ): void {
+    if (refused.size === 0) return;
+    for (const e of items) {
+      const why = refused.get(e.id);
+      if (why === undefined) continue;
+      if (this.refusedHere.size >= 100_000) this.refusedHere.clear();
+      this.refusedHere.add(heldId(e) ?? e.id);
+      this.deps.logger.error(
+        { event: run.eventId, item: e.id, why },
+        `live: the live model threw on an outbox item; left out and ${what}, the event's other items go on`,
+      );
+    }
   }
 
   /** Events left with unposted work by a process that is gone (or by this one before a restart). */

@@ -28,6 +28,7 @@ import {
 import type { LookupMemory, PostPort } from "./post-once.ts";
 import { type Publishing, publish } from "./publisher.ts";
 import { type MirrorPort, mirrorCard } from "./record-mirror.ts";
+import { ItemError } from "./refusals.ts";
 import { blockPosts, type RefusalPort, unblock } from "./refused-notice.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
 
@@ -218,36 +219,53 @@ export class EventRun {
     }
   }
 
-  /** Applies a batch in order; the caller removes the items once this has resolved. */
-  async ingest(items: readonly OutboxEntry[]): Promise<void> {
+  /**
+   * Applies a batch in order, leaving out the items `skip` names; the caller removes the items
+   * once this has resolved. The model throwing on an item throws an ItemError naming it, before
+   * any save: the run's model is then half-changed, and is dropped (refusals.ts).
+   */
+  async ingest(items: readonly OutboxEntry[], skip?: { has(id: string): boolean }): Promise<void> {
     const ids = [...new Set(items.map((i) => i.subscriptionId))];
     // The newest subscription id of the batch is the one that counts for channels.
     for (const id of ids) await this.readSub(id);
-    for (const item of items) {
-      if (item.kind === "refresh" && item.muted) {
-        // Its card says so once, with the figures of this moment, and is then left alone.
-        const c = this.channel(item.muted.channel);
-        if (c.cardTs) c.muted = { event: item.muted.event, figures: frozenFigures(this.live) };
+    // Nothing below touches the store: whatever throws, threw on `at`.
+    let at: OutboxEntry | undefined;
+    try {
+      for (const item of items) {
+        if (skip?.has(item.id)) continue;
+        at = item;
+        this.take(item);
       }
-      const sub = this.sub?.id === item.subscriptionId ? this.sub.sub : undefined;
-      if (!sub || sub.cancelled || sub.gone) continue;
-      if (item.kind === "refresh") {
-        for (const ch of sub.channels) unblock(this.channel(ch));
-        continue;
-      }
-      if (item.kind !== "webhook") continue;
-      const result = this.live.apply(item.message, this.staffEmails(sub));
-      if (result.notices.length === 0) continue;
-      for (const ch of sub.channels) {
-        const noise = noiseOf(sub, ch);
-        if (noise !== "digest" && noise !== "every") continue;
-        const c = this.channel(ch);
-        if (c.blocked || c.threadBlocked) continue;
-        for (const n of result.notices) addNotice(c.pending, n);
-      }
+    } catch (err) {
+      throw at ? new ItemError(at, err) : err;
     }
     await this.save();
     this.wakeAll();
+  }
+
+  /** One item applied to the model, its notices queued for the channels' digests. */
+  private take(item: OutboxEntry): void {
+    if (item.kind === "refresh" && item.muted) {
+      // Its card says so once, with the figures of this moment, and is then left alone.
+      const c = this.channel(item.muted.channel);
+      if (c.cardTs) c.muted = { event: item.muted.event, figures: frozenFigures(this.live) };
+    }
+    const sub = this.sub?.id === item.subscriptionId ? this.sub.sub : undefined;
+    if (!sub || sub.cancelled || sub.gone) return;
+    if (item.kind === "refresh") {
+      for (const ch of sub.channels) unblock(this.channel(ch));
+      return;
+    }
+    if (item.kind !== "webhook") return;
+    const result = this.live.apply(item.message, this.staffEmails(sub));
+    if (result.notices.length === 0) return;
+    for (const ch of sub.channels) {
+      const noise = noiseOf(sub, ch);
+      if (noise !== "digest" && noise !== "every") continue;
+      const c = this.channel(ch);
+      if (c.blocked || c.threadBlocked) continue;
+      for (const n of result.notices) addNotice(c.pending, n);
+    }
   }
 
   /** What the planner reads (planner.ts): the model this run owns. */

@@ -18,10 +18,12 @@ export type OutboxEntry = {
   readonly subscriptionId: string;
   /** Undefined when neither the item nor its message names one. */
   readonly eventId: string | undefined;
+  /** As stored: what is set aside when the item cannot be applied (set-aside.ts). */
+  readonly item: OutboxItem;
 } & (
   | { readonly kind: "webhook"; readonly message: WebhookMessage }
   | { readonly kind: "refresh"; readonly muted?: { channel: string; event: unknown } }
-  | { readonly kind: "unreadable"; readonly item: OutboxItem }
+  | { readonly kind: "unreadable" }
 );
 
 export function entryOf({ id, item, record, key }: OutboxRow): OutboxEntry {
@@ -35,11 +37,21 @@ export function entryOf({ id, item, record, key }: OutboxRow): OutboxEntry {
   if (isRefresh(message)) {
     const muted = mutedOf(message);
     return muted
-      ? { id, record, key, team, subscriptionId, eventId, kind: "refresh", muted }
-      : { id, record, key, team, subscriptionId, eventId, kind: "refresh" };
+      ? { id, record, key, team, subscriptionId, eventId, item, kind: "refresh", muted }
+      : { id, record, key, team, subscriptionId, eventId, item, kind: "refresh" };
   }
   const parsed = webhookMessageSchema.safeParse(message);
   return parsed.success
-    ? { id, record, key, team, subscriptionId, eventId, kind: "webhook", message: parsed.data }
-    : { id, record, key, team, subscriptionId, eventId, kind: "unreadable", item };
+    ? {
+        id,
+        record,
+        key,
+        team,
+        subscriptionId,
+        eventId,
+        item,
+        kind: "webhook",
+        message: parsed.data,
+      }
+    : { id, record, key, team, subscriptionId, eventId, item, kind: "unreadable" };
 }

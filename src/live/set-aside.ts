@@ -19,6 +19,9 @@ import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
  * reads it (every `sweepMs`, engine.ts) applies it, late, as the live model takes a late message
  * (a session is keyed by its join time; states only move forward), then removes it.
  *
+ * An item this version reads but its live model throws on (a bug; refusals.ts) is set aside the
+ * same way, with why: the sweep of the next process (a fix deployed) tries it again.
+ *
  * Set aside, not retried in place: the rest of the event's items go on, and a message no version
  * will ever read does not stop its card. Kept `HELD_TTL_MS`, long past any rollout, then purged by
  * the store's sweep; removed with the team's data on uninstall (LIVE_REPOSITORIES).
@@ -33,6 +36,8 @@ const HeldSchema = z.object({
   item: OutboxItemSchema,
   /** Epoch ms it was set aside. */
   at: z.number(),
+  /** Set aside because the live model threw on it: the error's name and message. */
+  why: z.string().optional(),
 });
 export type Held = z.output<typeof HeldSchema>;
 
@@ -49,31 +54,36 @@ export interface SetAside {
 }
 
 /**
- * Sets aside the unreadable items among `items`, all in one group of writes, durably (the caller
- * removes their records only after). An item set aside twice (a crash before its record went)
- * is one: its id is its own. An item whose ids cannot make a key (an earlier version's, or a key
- * too long) cannot be kept, and is dropped as before, said by the caller.
+ * Sets aside the unreadable items among `items`, and those `refused` names (id → why), all in one
+ * group of writes, durably (the caller removes their records only after). An item set aside twice
+ * (a crash before its record went) is one: its id is its own. An item whose ids cannot make a key
+ * (an earlier version's, or a key too long) cannot be kept, and is dropped as before, said by the
+ * caller.
  */
 export async function setAside(
   held: Repository<Held>,
   items: readonly OutboxEntry[],
-  ttlMs = HELD_TTL_MS,
+  { refused, ttlMs = HELD_TTL_MS }: { refused?: ReadonlyMap<string, string>; ttlMs?: number } = {},
 ): Promise<SetAside> {
   const out: SetAside = { kept: 0, dropped: [] };
   // Most batches have none: nothing allocated per item for them (the engine's hot path).
-  const unread = items.filter((e) => e.kind === "unreadable");
-  if (unread.length === 0) return out;
+  const aside = items.filter((e) => e.kind === "unreadable" || refused?.has(e.id) === true);
+  if (aside.length === 0) return out;
   const at = Date.now();
   await Promise.all(
-    unread.map(async (e) => {
-      if (e.kind !== "unreadable") return;
+    aside.map(async (e) => {
       const id = heldId(e);
       if (id === undefined) {
         out.dropped.push({ id: e.id, reason: "it names no event a key can be made of" });
         return;
       }
+      const why = refused?.get(e.id);
       try {
-        await held.put(id, { item: e.item, at }, ttlMs);
+        await held.put(
+          id,
+          why === undefined ? { item: e.item, at } : { item: e.item, at, why },
+          ttlMs,
+        );
         out.kept++;
       } catch (err) {
         if (!(err instanceof StoreError) || err.code !== STORE_ERROR_CODES.invalid) throw err;
@@ -88,7 +98,7 @@ export async function setAside(
  * `{team}:{eventId}:{item}`: an item's id names its event already (`{team}:{eventId}:{seq}/{n}`),
  * an earlier version's may be a sequence alone. Undefined when no key can be made of it.
  */
-function heldId(e: OutboxEntry): string | undefined {
+export function heldId(e: OutboxEntry): string | undefined {
   if (e.eventId === undefined || e.team.includes(":") || e.eventId.includes(":")) return undefined;
   const prefix = `${e.team}:${e.eventId}:`;
   return e.id.startsWith(prefix) ? e.id : `${prefix}${e.id}`;

@@ -93,12 +93,12 @@ describe("outbox items this version cannot read", () => {
     );
     expect((await held().list("T1:E2:")).map((r) => r.id)).toEqual([unreadId]);
     expect((await e.figures("T1", "E2"))?.unique).toBe(1);
-    const applied = logged("another version set aside");
+    const applied = logged("applied outbox items set aside earlier");
     expect(applied).toHaveLength(1);
     expect(applied[0]).toMatchObject({ event: "E2", applied: 1, unread: 1 });
     // Later sweeps apply nothing again, and set nothing aside.
     await new Promise((r) => setTimeout(r, 400));
-    expect(logged("another version set aside")).toHaveLength(1);
+    expect(logged("applied outbox items set aside earlier")).toHaveLength(1);
     expect(logged("were set aside")).toHaveLength(0);
     expect((await held().list("T1:E2:")).map((r) => r.id)).toEqual([unreadId]);
   });
@@ -136,7 +136,7 @@ describe("items set aside, in the store", () => {
     try {
       const held = store.repository(heldRepo);
       const id = `T1:E1:${timeOrderedId()}/0`;
-      expect(await setAside(held, [entry(id)], 300)).toEqual({ kept: 1, dropped: [] });
+      expect(await setAside(held, [entry(id)], { ttlMs: 300 })).toEqual({ kept: 1, dropped: [] });
       expect(await held.get(id)).toBeDefined();
       await new Promise((r) => setTimeout(r, 500));
       expect(await held.get(id)).toBeUndefined();

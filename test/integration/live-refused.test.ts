@@ -1,0 +1,180 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { heldRepo } from "../../src/live/set-aside.ts";
+import { EventLive } from "../../src/live/state.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
+import { capturedLogs } from "../helpers/log-lines.ts";
+import { engineSuite, joinItem, subscribeEvent } from "../helpers/outbox-items.ts";
+
+/**
+ * An item the live model throws on is left out, set aside with why, and the event's other items
+ * and card go on; no half-applied model is saved; a fault of the event's own (every item throws)
+ * trips the breaker instead; a process with the fix applies what was set aside. On a real SQLite
+ * file, with the real engine.
+ *
+ * No message that reads makes the model throw: the throw stands in for a bug. The model's
+ * `apply` is wrapped (not replaced): the real one runs first and changes the model, then the
+ * wrapper throws, as a bug halfway through would leave it.
+ */
+
+const realApply = EventLive.prototype.apply;
+/** Calls of the real apply for each attendee name, bug or not. */
+const applied = new Map<string, number>();
+
+/** The model throws, after changing itself, on the messages of the attendees named. */
+function bugOn(names: (name: string) => boolean) {
+  return vi.spyOn(EventLive.prototype, "apply").mockImplementation(function (
+    this: EventLive,
+    ...args: Parameters<EventLive["apply"]>
+  ) {
+    const result = realApply.apply(this, args);
+    const msg = args[0];
+    if (msg.type === "ATTENDEE_INFO") {
+      applied.set(msg.info.name, (applied.get(msg.info.name) ?? 0) + 1);
+      if (names(msg.info.name)) throw new TypeError(`no seat for ${msg.info.name}`);
+    }
+    return result;
+  });
+}
+
+/** Attendee `i` of `eventId` leaving. */
+function leftItem(eventId: string, i: number) {
+  const j = joinItem(eventId, i);
+  return {
+    ...j,
+    receivedAt: j.receivedAt + 100,
+    message: { ...j.message, info: { ...j.message.info, infoType: "LEFT", leaveTime: 9_000 + i } },
+  };
+}
+
+describe("an outbox item the live model throws on", () => {
+  const { logger, lines } = capturedLogs("info");
+  const { suite, start } = engineSuite("refused", logger, {
+    pollMs: 20,
+    maxPollMs: 50,
+    minTurnMs: 10,
+  });
+  afterEach(() => {
+    vi.restoreAllMocks();
+    lines.length = 0;
+    applied.clear();
+  });
+  const held = () => suite.store.repository(heldRepo);
+  const outboxOf = (eventId: string) => suite.store.outbox.listEvent("T1", eventId);
+  const drained = (eventId: string) =>
+    eventually(
+      async () => ((await outboxOf(eventId)).length === 0 ? true : undefined),
+      `${eventId}'s items drained`,
+      5_000,
+    );
+  const logged = (msg: string) => lines.filter((l) => String(l.msg).includes(msg));
+  /** The event's figures as saved (not the run's memory): what a restart would read. */
+  const saved = async (eventId: string) => {
+    const e = suite.engine;
+    if (!e) throw new Error("no engine");
+    const inst = (await e.loadLive("T1", eventId)).live.current();
+    return inst && { unique: inst.unique, present: inst.present, joins: inst.joins };
+  };
+
+  it("is left out and set aside with why; the batch's other items are applied whole, and later ones go on", async () => {
+    await subscribeEvent(suite.store, "E1");
+    bugOn((name) => name === "Attendee 2");
+    const ids = [];
+    for (const item of [
+      joinItem("E1", 1),
+      joinItem("E1", 2),
+      joinItem("E1", 3),
+      leftItem("E1", 1),
+    ]) {
+      ids.push(await suite.store.outbox.put(item));
+    }
+    start();
+    await drained("E1");
+    // Attendee 2's join changed the model before the throw: that model was dropped, not saved.
+    expect(await saved("E1")).toEqual({ unique: 2, present: 1, joins: 2 });
+    const kept = await held().list("T1:E1:");
+    expect(kept.map((k) => k.id)).toEqual([ids[1]]);
+    expect(kept[0]?.value.item).toEqual(joinItem("E1", 2));
+    expect(kept[0]?.value.why).toBe("TypeError: no seat for Attendee 2");
+    const said = logged("the live model threw on an outbox item");
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({ level: "error", event: "E1", item: ids[1] });
+    expect(logged("an event's turn failed")).toEqual([]);
+    // The event goes on.
+    await suite.store.outbox.put(joinItem("E1", 4));
+    await drained("E1");
+    expect(await saved("E1")).toEqual({ unique: 3, present: 2, joins: 3 });
+    expect(applied.get("Attendee 2")).toBe(1);
+  });
+
+  it("is tried again once by the next process, and applied by one with the fix", async () => {
+    await subscribeEvent(suite.store, "E2");
+    bugOn((name) => name === "Attendee 5");
+    await suite.store.outbox.put(joinItem("E2", 5));
+    await suite.store.outbox.put(joinItem("E2", 6));
+    start({ sweepMs: 100 });
+    await drained("E2");
+    expect((await held().list("T1:E2:")).map((k) => k.value.why)).toEqual([
+      "TypeError: no seat for Attendee 5",
+    ]);
+    // This process's sweeps leave it alone: refused here already.
+    await new Promise((r) => setTimeout(r, 500));
+    expect(applied.get("Attendee 5")).toBe(1);
+    await suite.engine?.stop();
+
+    // The next process, the bug still in: tries it once, keeps it, and says so.
+    lines.length = 0;
+    start({ sweepMs: 100 });
+    await eventually(
+      () => (applied.get("Attendee 5") === 2 ? true : undefined),
+      "the next process tried it",
+      5_000,
+    );
+    await new Promise((r) => setTimeout(r, 500));
+    expect(applied.get("Attendee 5")).toBe(2);
+    expect(await held().list("T1:E2:")).toHaveLength(1);
+    expect(logged("left out and kept set aside")).toHaveLength(1);
+    expect(logged("applied outbox items set aside earlier")).toEqual([]);
+    expect(await saved("E2")).toEqual({ unique: 1, present: 1, joins: 1 });
+    await suite.engine?.stop();
+
+    // A process with the fix applies it and removes it.
+    vi.restoreAllMocks();
+    lines.length = 0;
+    start({ sweepMs: 100 });
+    await eventually(
+      async () => ((await held().list("T1:E2:")).length === 0 ? true : undefined),
+      "the fixed process applied it",
+      5_000,
+    );
+    expect(await saved("E2")).toEqual({ unique: 2, present: 2, joins: 2 });
+    expect(logged("applied outbox items set aside earlier")[0]).toMatchObject({
+      event: "E2",
+      applied: 1,
+    });
+  });
+
+  it("on every item is the event's fault: nothing set aside or saved half, the items stay, and go in once fixed", async () => {
+    await subscribeEvent(suite.store, "E3");
+    bugOn(() => true);
+    for (let i = 10; i < 15; i++) await suite.store.outbox.put(joinItem("E3", i));
+    start();
+    await eventually(
+      () => (logged("an event's turn failed").length > 0 ? true : undefined),
+      "the event's turn failed",
+      5_000,
+    );
+    const failed = logged("an event's turn failed")[0];
+    expect(failed).toMatchObject({ event: "E3", failures: 1 });
+    expect(String((failed?.err as { message?: string })?.message)).toContain("more than 3 items");
+    expect(await held().list("T1:E3:")).toEqual([]);
+    expect(await outboxOf("E3")).toHaveLength(5);
+    expect(await saved("E3")).toBeUndefined();
+    // Four tries of the batch (three items left out in turn, the fourth throw trips the breaker).
+    expect(logged("the live model threw on an outbox item")).toEqual([]);
+    // Fixed (as a deploy would): after the back-off the items go in, all of them.
+    vi.restoreAllMocks();
+    await drained("E3");
+    expect(await saved("E3")).toEqual({ unique: 5, present: 5, joins: 5 });
+    expect(await held().list("T1:E3:")).toEqual([]);
+  });
+});
