@@ -58,9 +58,11 @@ export function engineSuite(name: string, logger: Logger, defaults: LiveEngineOp
   const suite = {
     store: undefined as unknown as Store,
     engine: undefined as LiveEngine | undefined,
+    /** The SQLite file, for a test that reaches it with the driver (a fault of its own). */
+    path: join(dir, "s.sqlite"),
   };
   beforeAll(async () => {
-    suite.store = await openStore(`sqlite://${join(dir, "s.sqlite")}`, {
+    suite.store = await openStore(`sqlite://${suite.path}`, {
       cipher: createCipher(randomBytes(32)),
       sweepIntervalMs: 0,
     });

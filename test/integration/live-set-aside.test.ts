@@ -102,7 +102,47 @@ describe("outbox items this version cannot read", () => {
     expect(logged("were set aside")).toHaveLength(0);
     expect((await held().list("T1:E2:")).map((r) => r.id)).toEqual([unreadId]);
   });
+
+  it("keeps an item's record while setting it aside fails, and sets it aside once it can", async () => {
+    await subscribeEvent(suite.store, "E5");
+    // A real store fault of one kind of write: every write of a held record fails, nothing else.
+    const prefix = held().key("T1:E5:x").slice(0, -1);
+    await execSql(
+      suite.path,
+      `CREATE TRIGGER no_held BEFORE INSERT ON keyv WHEN NEW.key LIKE '${prefix}%'
+        BEGIN SELECT RAISE(ABORT, 'held records refused by the test'); END;`,
+    );
+    try {
+      const id = await suite.store.outbox.put(newerKind("E5"));
+      await suite.store.outbox.put(joinItem("E5", 1));
+      const e = start();
+      await eventually(
+        () =>
+          lines.some((l) => JSON.stringify(l).includes("held records refused")) ? true : undefined,
+        "the set-aside refused by the store",
+        5_000,
+      );
+      // Applied, but nothing removed: the unreadable item is still where the route stored it.
+      await e.settled();
+      expect((await suite.store.outbox.listEvent("T1", "E5")).map((r) => r.id)).toContain(id);
+      expect(await held().list("T1:E5:")).toEqual([]);
+      await execSql(suite.path, "DROP TRIGGER no_held");
+      await drained("E5", "E5 drained once held records can be written");
+      expect((await held().list("T1:E5:")).map((r) => r.id)).toEqual([id]);
+      expect((await e.figures("T1", "E5"))?.unique).toBe(1);
+    } finally {
+      await execSql(suite.path, "DROP TRIGGER IF EXISTS no_held");
+    }
+  });
 });
+
+/** Runs `sql` on the SQLite file with the driver: a fault the test puts in the store. */
+function execSql(path: string, sql: string): Promise<void> {
+  const db = new sqlite3.Database(path);
+  return new Promise<void>((resolve, reject) =>
+    db.exec(sql, (err) => (err ? reject(err) : resolve())),
+  ).finally(() => db.close());
+}
 
 /** A record's stored text, read with the driver (the store's namespace is none here). */
 function rawValue(path: string, key: string): Promise<string> {
