@@ -1,6 +1,11 @@
+import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { LiveEngine } from "../../src/live/engine.ts";
 import { heldRepo } from "../../src/live/set-aside.ts";
 import { EventLive } from "../../src/live/state.ts";
+import { createMetrics } from "../../src/metrics.ts";
+import { createCipher, type Store } from "../../src/store/index.ts";
+import { describeBackends, storesOfEachTest } from "../helpers/backends.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
 import { capturedLogs } from "../helpers/log-lines.ts";
 import { engineSuite, joinItem, subscribeEvent } from "../helpers/outbox-items.ts";
@@ -178,3 +183,87 @@ describe("an outbox item the live model throws on", () => {
     expect(await held().list("T1:E3:")).toEqual([]);
   });
 });
+
+/**
+ * On a store several instances share, the event is leased: dropping the run gives its lease back
+ * and reading the event again takes it anew, and another instance may take it between. Two
+ * engines on one Redis or Postgres, the first item-throwing bug on both: the outcome is the same.
+ */
+describeBackends(
+  "an item the live model throws on, two instances",
+  [
+    {
+      name: "redis",
+      url: process.env.TEST_REDIS_URL ? () => process.env.TEST_REDIS_URL! : undefined,
+    },
+    {
+      name: "postgres",
+      url: process.env.TEST_POSTGRES_URL ? () => process.env.TEST_POSTGRES_URL! : undefined,
+    },
+  ],
+  (backend) => {
+    const { fresh, another } = storesOfEachTest(backend, { cipher: createCipher(randomBytes(32)) });
+    const { logger, lines } = capturedLogs("info");
+    const engines: LiveEngine[] = [];
+    afterEach(async () => {
+      await Promise.all(engines.splice(0).map((e) => e.stop()));
+      vi.restoreAllMocks();
+      applied.clear();
+      lines.length = 0;
+    });
+    const engineOn = (store: Store) => {
+      const e = new LiveEngine(
+        {
+          store,
+          logger,
+          bulkClient: () => Promise.reject(new Error("no Slack in this test")),
+          now: () => Date.now(),
+          onClose: () => undefined,
+          metrics: createMetrics(),
+        },
+        { pollMs: 20, maxPollMs: 50, minTurnMs: 10 },
+      );
+      engines.push(e);
+      e.start();
+      return e;
+    };
+
+    it("is left out and set aside once; the rest is applied whole, and the event goes on", async () => {
+      const { store, url, ns } = await fresh();
+      const other = await another(url, ns);
+      await subscribeEvent(store, "E1");
+      bugOn((name) => name === "Attendee 2");
+      const ids = [];
+      for (const item of [
+        joinItem("E1", 1),
+        joinItem("E1", 2),
+        joinItem("E1", 3),
+        leftItem("E1", 1),
+      ]) {
+        ids.push(await store.outbox.put(item));
+      }
+      const first = engineOn(store);
+      engineOn(other);
+      const drained = () =>
+        eventually(
+          async () => ((await store.outbox.listEvent("T1", "E1")).length === 0 ? true : undefined),
+          "E1's items drained",
+          10_000,
+        );
+      const saved = async () => {
+        const inst = (await first.loadLive("T1", "E1")).live.current();
+        return inst && { unique: inst.unique, present: inst.present, joins: inst.joins };
+      };
+      await drained();
+      expect(await saved()).toEqual({ unique: 2, present: 1, joins: 2 });
+      const kept = await store.repository(heldRepo).list("T1:E1:");
+      expect(kept.map((k) => [k.id, k.value.why])).toEqual([
+        [ids[1], "TypeError: no seat for Attendee 2"],
+      ]);
+      expect(lines.filter((l) => String(l.msg).includes("an event's turn failed"))).toEqual([]);
+      await other.outbox.put(joinItem("E1", 4));
+      await drained();
+      expect(await saved()).toEqual({ unique: 3, present: 2, joins: 3 });
+    });
+  },
+);
