@@ -27,7 +27,7 @@ import {
 } from "./live-record.ts";
 import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
-import { applyRefusing, type RefusalPort } from "./refusals.ts";
+import { applyRefusing, MAX_REFUSED, RefusalBudget, type RefusalPort } from "./refusals.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 import { type Held, heldId, heldRepo, readableHeld, setAside } from "./set-aside.ts";
 
@@ -130,13 +130,16 @@ export class LiveEngine {
     held: new Map<string, EventFailure>(),
   };
   /**
-   * Items the live model threw on in this process (refusals.ts), set aside: not tried again here.
-   * The sweep of the next process (a fix deployed) tries them once.
+   * Held items the model threw on in this process (refusals.ts), by held id: not tried again
+   * here. Those set aside before this process started are tried once (replayHeld).
    */
   private readonly refusedHere = new Set<string>();
+  /** Items each event had left out lately: past a few, the fault is the event's (refusals.ts). */
+  private readonly refusals = new RefusalBudget();
+  private readonly startedAt = Date.now();
   private readonly refusal: RefusalPort<EventRun> = {
+    reload: (run) => this.reload(run),
     abandon: (run) => this.abandon(run),
-    acquire: (team, eventId) => this.acquire(team, eventId),
   };
   /** Per event with a marker, the records of its last listing drained here. */
   private readonly drained = new Map<string, Set<string>>();
@@ -438,6 +441,35 @@ export class LiveEngine {
   }
 
   /**
+   * A run stopped by its model throwing halfway (refusals.ts), read again from the event's last
+   * save (whole), under the same lease: no other instance takes the event between. Undefined when
+   * the lease has lapsed meanwhile (the items stay for whoever owns it now).
+   */
+  private async reload(run: EventRun): Promise<EventRun | undefined> {
+    run.stop();
+    this.runs.delete(run.id);
+    // A save already writing lands first (one begun since writes nothing: the run is dropped).
+    await run.saved();
+    await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
+    if (this.leases && run.leaseUntil <= Date.now()) {
+      this.marked.delete(run.id);
+      return undefined;
+    }
+    let loaded: Awaited<ReturnType<LiveEngine["loadLive"]>>;
+    try {
+      loaded = await this.loadLive(run.team, run.eventId);
+    } catch (err) {
+      this.marked.delete(run.id);
+      await this.leases?.giveBack(run.team, run.eventId).catch(() => false);
+      throw err;
+    }
+    const { record, live, stored } = loaded;
+    const again = new EventRun(this, run.team, run.eventId, record, live, run.leaseUntil, stored);
+    this.runs.set(again.id, again);
+    return again;
+  }
+
+  /**
    * A step of the turn that is not one event's: as forEvent, logged and left for a later turn
    * (`failed` then runs).
    */
@@ -532,19 +564,33 @@ export class LiveEngine {
    */
   private async replayHeld(now: number): Promise<void> {
     const { events, unread } = await readableHeld(this.held);
-    for (const { team, eventId, entries } of events) {
+    for (const { team, eventId, entries, refusedAt } of events) {
       const key = `${team}:${eventId}`;
       if (this.failingUntil("held", key) > now) continue;
-      // What the model threw on here already waits for the next process.
-      const tried = entries.filter((e) => !this.refusedHere.has(e.id));
+      // What the model threw on is tried once by a process started since (a fix deployed), not
+      // by the one that refused it nor by those running beside it.
+      const tried = entries.filter((e) => {
+        const at = refusedAt.get(e.id);
+        return at === undefined || (at < this.startedAt && !this.refusedHere.has(e.id));
+      });
       if (tried.length === 0) continue;
+      // Counted as tried from here, whatever comes of it (the breaker too), but the store failing.
+      const once = tried.filter((e) => refusedAt.has(e.id)).map((e) => e.id);
+      for (const id of once) this.remember(id);
+      const untried = () => {
+        for (const id of once) this.refusedHere.delete(id);
+      };
       await this.forEvent("held", key, eventId, now, this.runs.has(key), async () => {
         const taken = await this.acquire(team, eventId);
-        if (!taken) return;
+        if (!taken) return untried();
         await this.mark(taken);
-        const { run, refused } = await applyRefusing(this.refusal, taken, tried);
-        if (run.dropped) return;
-        await this.mark(run);
+        const { run, refused } = await applyRefusing(this.refusal, taken, tried, MAX_REFUSED).catch(
+          (err: unknown) => {
+            if (isStoreDown(err)) untried();
+            throw err;
+          },
+        );
+        if (run.dropped) return untried();
         // Refused again: kept as it is (with its first why), for the next process.
         this.refused(run, tried, refused, "kept set aside");
         await run.writer.deleteWith(
@@ -631,13 +677,21 @@ export class LiveEngine {
    */
   private async drain(taken: EventRun, items: OutboxEntry[]): Promise<EventRun> {
     await this.mark(taken);
-    const { run, refused } = await applyRefusing(this.refusal, taken, items);
+    const left = this.refusals.left(taken.id);
+    const { run, refused } = await applyRefusing(this.refusal, taken, items, left);
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return run;
-    if (run !== taken) await this.mark(run);
-    this.refused(run, items, refused, "set aside");
     // Kept before their records go, not lost with them.
     const aside = await setAside(this.held, items, { refused });
+    const unkept = aside.dropped.filter((d) => refused.has(d.id));
+    if (unkept.length > 0) {
+      // An earlier version's item whose ids make no key: its items stay, as they did before.
+      throw new Error(
+        `an outbox item the live model threw on could not be set aside (${unkept[0]?.reason}); the event's items stay`,
+      );
+    }
+    this.refusals.spend(run.id, refused.size);
+    this.refused(run, items, refused, "set aside");
     if (aside.kept > 0) {
       this.deps.logger.warn(
         { event: run.eventId, items: aside.kept },
@@ -656,6 +710,12 @@ export class LiveEngine {
     return run;
   }
 
+  private remember(heldItem: string): void {
+    // Bounded: forgotten all at once past a fleet's worth (each is then tried once more).
+    if (this.refusedHere.size >= 100_000) this.refusedHere.clear();
+    this.refusedHere.add(heldItem);
+  }
+
   /**
    * Items of `items` the model threw on: remembered by their id set aside (not tried again here)
    * and said, one line each.
@@ -670,8 +730,7 @@ export class LiveEngine {
     for (const e of items) {
       const why = refused.get(e.id);
       if (why === undefined) continue;
-      if (this.refusedHere.size >= 100_000) this.refusedHere.clear();
-      this.refusedHere.add(heldId(e) ?? e.id);
+      this.remember(heldId(e) ?? e.id);
       this.deps.logger.error(
         { event: run.eventId, item: e.id, why },
         `live: the live model threw on an outbox item; left out and ${what}, the event's other items go on`,

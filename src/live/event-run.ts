@@ -194,6 +194,8 @@ export class EventRun {
       // Fenced: a run whose lease is no longer surely its own writes nothing (the new owner's
       // state would be overwritten by older state), however long its event loop stalled.
       if (!(await this.host.stillOwns(this))) return;
+      // Dropped while the lease was being extended (a model that threw meanwhile): not written.
+      if (this.dropped) return;
       await this.writer.write(this.live, this.channels);
     });
     this.queued = p;
@@ -221,8 +223,8 @@ export class EventRun {
 
   /**
    * Applies a batch in order, leaving out the items `skip` names; the caller removes the items
-   * once this has resolved. The model throwing on an item throws an ItemError naming it, before
-   * any save: the run's model is then half-changed, and is dropped (refusals.ts).
+   * once this has resolved. The model throwing on an item stops the run at once (its model is
+   * half-changed) and throws an ItemError naming the item, before any save (refusals.ts).
    */
   async ingest(items: readonly OutboxEntry[], skip?: { has(id: string): boolean }): Promise<void> {
     const ids = [...new Set(items.map((i) => i.subscriptionId))];
@@ -237,6 +239,9 @@ export class EventRun {
         this.take(item);
       }
     } catch (err) {
+      // Stopped before anything else runs (a lane, a save): the half-changed model is never
+      // planned from or written (save checks again once its lease check is back).
+      this.stop();
       throw at ? new ItemError(at, err) : err;
     }
     await this.save();

@@ -109,6 +109,8 @@ export interface HeldEvent {
   team: string;
   eventId: string;
   entries: OutboxEntry[];
+  /** Of those, the ones set aside because the model threw on them (`why`): when, by id. */
+  refusedAt: Map<string, number>;
 }
 
 /**
@@ -133,10 +135,11 @@ export async function readableHeld(
     const event = id.slice(0, j);
     let e = events.get(event);
     if (!e) {
-      e = { team: id.slice(0, i), eventId: id.slice(i + 1, j), entries: [] };
+      e = { team: id.slice(0, i), eventId: id.slice(i + 1, j), entries: [], refusedAt: new Map() };
       events.set(event, e);
     }
     e.entries.push(entry);
+    if (value.why !== undefined) e.refusedAt.set(id, value.at);
   }
   return { events: [...events.values()], unread };
 }

@@ -51,6 +51,33 @@ function leftItem(eventId: string, i: number) {
   };
 }
 
+/**
+ * Counts the engine's sweeps for held items (observed, not replaced): `after(n)` resolves once
+ * `n` more have run, so a test that something did not happen waits for the sweeps that would
+ * have done it, not for a time.
+ */
+function sweeps() {
+  const spy = vi.spyOn(
+    LiveEngine.prototype as unknown as { replayHeld(now: number): Promise<void> },
+    "replayHeld",
+  );
+  return {
+    async after(n: number) {
+      const from = spy.mock.calls.length;
+      await eventually(
+        async () => {
+          const done = spy.mock.results.slice(from + 1, from + n + 1);
+          if (done.length < n) return undefined;
+          for (const r of done) await r.value;
+          return true;
+        },
+        `${n} sweeps`,
+        5_000,
+      );
+    },
+  };
+}
+
 describe("an outbox item the live model throws on", () => {
   const { logger, lines } = capturedLogs("info");
   const { suite, start } = engineSuite("refused", logger, {
@@ -114,6 +141,7 @@ describe("an outbox item the live model throws on", () => {
   it("is tried again once by the next process, and applied by one with the fix", async () => {
     await subscribeEvent(suite.store, "E2");
     bugOn((name) => name === "Attendee 5");
+    const swept = sweeps();
     await suite.store.outbox.put(joinItem("E2", 5));
     await suite.store.outbox.put(joinItem("E2", 6));
     start({ sweepMs: 100 });
@@ -122,7 +150,7 @@ describe("an outbox item the live model throws on", () => {
       "TypeError: no seat for Attendee 5",
     ]);
     // This process's sweeps leave it alone: refused here already.
-    await new Promise((r) => setTimeout(r, 500));
+    await swept.after(3);
     expect(applied.get("Attendee 5")).toBe(1);
     await suite.engine?.stop();
 
@@ -134,7 +162,7 @@ describe("an outbox item the live model throws on", () => {
       "the next process tried it",
       5_000,
     );
-    await new Promise((r) => setTimeout(r, 500));
+    await swept.after(3);
     expect(applied.get("Attendee 5")).toBe(2);
     expect(await held().list("T1:E2:")).toHaveLength(1);
     expect(logged("left out and kept set aside")).toHaveLength(1);
@@ -171,16 +199,88 @@ describe("an outbox item the live model throws on", () => {
     const failed = logged("an event's turn failed")[0];
     expect(failed).toMatchObject({ event: "E3", failures: 1 });
     expect(String((failed?.err as { message?: string })?.message)).toContain("more than 3 items");
+    // Three left out in turn, the fourth throw trips the breaker: the fifth is never reached.
+    for (const i of [10, 11, 12, 13]) expect(applied.get(`Attendee ${i}`)).toBeGreaterThan(0);
+    expect(applied.get("Attendee 14")).toBeUndefined();
     expect(await held().list("T1:E3:")).toEqual([]);
     expect(await outboxOf("E3")).toHaveLength(5);
     expect(await saved("E3")).toBeUndefined();
-    // Four tries of the batch (three items left out in turn, the fourth throw trips the breaker).
     expect(logged("the live model threw on an outbox item")).toEqual([]);
     // Fixed (as a deploy would): after the back-off the items go in, all of them.
     vi.restoreAllMocks();
     await drained("E3");
     expect(await saved("E3")).toEqual({ unique: 5, present: 5, joins: 5 });
     expect(await held().list("T1:E3:")).toEqual([]);
+  });
+
+  it("on every item, one a turn, is the event's fault too: three are set aside, then the breaker", async () => {
+    await subscribeEvent(suite.store, "E4");
+    bugOn(() => true);
+    start();
+    for (let i = 20; i < 23; i++) {
+      await suite.store.outbox.put(joinItem("E4", i));
+      await drained("E4");
+    }
+    expect(await held().list("T1:E4:")).toHaveLength(3);
+    await suite.store.outbox.put(joinItem("E4", 23));
+    await eventually(
+      () => (logged("an event's turn failed").length > 0 ? true : undefined),
+      "the event's turn failed",
+      5_000,
+    );
+    expect(
+      String((logged("an event's turn failed")[0]?.err as { message?: string })?.message),
+    ).toContain("within 10 minutes");
+    expect(await outboxOf("E4")).toHaveLength(1);
+    expect(await held().list("T1:E4:")).toHaveLength(3);
+    expect(logged("the live model threw on an outbox item")).toHaveLength(3);
+  });
+
+  it("is left alone by an instance that was running when it was set aside", async () => {
+    await subscribeEvent(suite.store, "E5");
+    bugOn(() => false);
+    const swept = sweeps();
+    start({ sweepMs: 100 });
+    // Set aside by another instance of this version, after this one started.
+    const id = "T1:E5:0000000000-0000-000000/0";
+    await held().put(id, { item: joinItem("E5", 30), at: Date.now(), why: "TypeError: x" });
+    await swept.after(3);
+    expect(applied.get("Attendee 30")).toBeUndefined();
+    expect(await held().get(id)).toBeDefined();
+    await suite.engine?.stop();
+    // A process started since tries it, and here the model takes it.
+    start({ sweepMs: 100 });
+    await eventually(
+      async () => ((await held().get(id)) === undefined ? true : undefined),
+      "applied by a process started since",
+      5_000,
+    );
+    expect(applied.get("Attendee 30")).toBe(1);
+    expect(await saved("E5")).toEqual({ unique: 1, present: 1, joins: 1 });
+  });
+
+  it("set aside, tried by the next process with the bug still in, trips its breaker once and is not tried again", async () => {
+    await subscribeEvent(suite.store, "E6");
+    const ids = [40, 41, 42, 43, 44].map((i) => `T1:E6:000000000${i}-0000-000000/0`);
+    const at = Date.now() - 1_000;
+    for (const [n, id] of ids.entries()) {
+      await held().put(id, { item: joinItem("E6", 40 + n), at, why: "TypeError: x" });
+    }
+    bugOn(() => true);
+    const swept = sweeps();
+    start({ sweepMs: 100 });
+    await eventually(
+      () => (logged("looking after an event failed").length > 0 ? true : undefined),
+      "the sweep's breaker",
+      5_000,
+    );
+    // Sweeps past the first back-off of the failed step (1 s), which would have tried them again.
+    await swept.after(15);
+    // Each tried once at most (the fifth never: the fourth throw tripped it), none again.
+    for (const n of [40, 41, 42, 43]) expect(applied.get(`Attendee ${n}`)).toBe(1);
+    expect(applied.get("Attendee 44")).toBeUndefined();
+    expect(await held().list("T1:E6:")).toHaveLength(5);
+    expect(logged("looking after an event failed")).toHaveLength(1);
   });
 });
 
@@ -264,6 +364,38 @@ describeBackends(
       await other.outbox.put(joinItem("E1", 4));
       await drained();
       expect(await saved()).toEqual({ unique: 3, present: 2, joins: 3 });
+    });
+
+    it("is never saved half-applied by a save that was checking its lease when the model threw", async () => {
+      const { store } = await fresh();
+      await subscribeEvent(store, "E1");
+      await store.outbox.put(joinItem("E1", 1));
+      const e = engineOn(store);
+      const drained = () =>
+        eventually(
+          async () => ((await store.outbox.listEvent("T1", "E1")).length === 0 ? true : undefined),
+          "E1's items drained",
+          10_000,
+        );
+      await drained();
+      // Just before the model throws on attendee 2, a lane's save begins; the lease is short
+      // (under half left), so that save first extends it (a round trip to the store) and only
+      // then writes the model, which by then holds attendee 2's half-applied join.
+      bugOn((name) => {
+        if (name !== "Attendee 2") return false;
+        const run = e.runs.get("T1:E1");
+        if (run) {
+          run.leaseUntil = Date.now() + 1_000;
+          void run.save().catch(() => undefined);
+        }
+        return true;
+      });
+      await store.outbox.put(joinItem("E1", 2));
+      await store.outbox.put(joinItem("E1", 3));
+      await drained();
+      const inst = (await e.loadLive("T1", "E1")).live.current();
+      expect({ unique: inst?.unique, joins: inst?.joins }).toEqual({ unique: 2, joins: 2 });
+      expect(await store.repository(heldRepo).list("T1:E1:")).toHaveLength(1);
     });
   },
 );
