@@ -44,6 +44,11 @@ export interface LiveEngineOptions {
    * as ended (domain/instance-end.ts). Default 15 minutes.
    */
   quietMs?: number;
+  /**
+   * How far two instances' clocks may differ. Default 5 s. An item the model threw on is tried
+   * again only by a process started this much after it was set aside (refusals.ts).
+   */
+  driftMs?: number;
 }
 
 /** The options with every default filled in. */
@@ -59,6 +64,7 @@ export interface EngineOptions {
   sweepMs: number;
   shareSettleMs: number;
   quietMs: number;
+  driftMs: number;
 }
 
 export function engineOptions(options: LiveEngineOptions): EngineOptions {
@@ -74,5 +80,6 @@ export function engineOptions(options: LiveEngineOptions): EngineOptions {
     sweepMs: options.sweepMs ?? 60_000,
     shareSettleMs: options.shareSettleMs ?? 30_000,
     quietMs: options.quietMs ?? QUIET_END_MS,
+    driftMs: options.driftMs ?? 5_000,
   };
 }

@@ -27,9 +27,9 @@ import {
 } from "./live-record.ts";
 import { entryOf, type OutboxEntry } from "./outbox-entry.ts";
 import { announceLine, ChannelPacer } from "./pacer.ts";
-import { applyRefusing, MAX_REFUSED, RefusalBudget, type RefusalPort } from "./refusals.ts";
+import { applyRefusing, MAX_REFUSED, type RefusalPort, Refusals } from "./refusals.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
-import { type Held, heldId, heldRepo, readableHeld, setAside } from "./set-aside.ts";
+import { type Held, type HeldEvent, heldRepo, readableHeld, setAside } from "./set-aside.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -72,6 +72,20 @@ interface EventFailure {
 }
 /** An event whose turn failed on its own account is tried again after this, doubling. */
 const EVENT_RETRY = { firstMs: 1_000, maxMs: 60_000 } as const;
+/** A stopped run's Slack calls under way are waited for this long at most. */
+const LANES_SETTLE_MS = 3_000;
+
+/** Resolves once every promise has settled, or after `ms`, whichever is first. */
+async function settledWithin(all: readonly Promise<unknown>[], ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(all),
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]);
+  clearTimeout(timer);
+}
 /** Past the bound of any store write (STORE_OP_TIMEOUT_MS) and the clocks' drift between instances. */
 const RECHECK_MS = 5_000;
 
@@ -129,14 +143,10 @@ export class LiveEngine {
     tend: new Map<string, EventFailure>(),
     held: new Map<string, EventFailure>(),
   };
-  /**
-   * Held items the model threw on in this process (refusals.ts), by held id: not tried again
-   * here. Those set aside before this process started are tried once (replayHeld).
-   */
-  private readonly refusedHere = new Set<string>();
-  /** Items each event had left out lately: past a few, the fault is the event's (refusals.ts). */
-  private readonly refusals = new RefusalBudget();
-  private readonly startedAt = Date.now();
+  /** What this process knows of items the model threw on (refusals.ts). */
+  private readonly refusals: Refusals;
+  /** Where the next sweep for held items reads on (set-aside.ts, readableHeld). */
+  private heldAfter: string | undefined;
   private readonly refusal: RefusalPort<EventRun> = {
     reload: (run) => this.reload(run),
     abandon: (run) => this.abandon(run),
@@ -157,6 +167,7 @@ export class LiveEngine {
     this.sessions = deps.store.repository(sessionsRepo);
     this.active = deps.store.repository(activeRepo);
     this.held = deps.store.repository(heldRepo);
+    this.refusals = new Refusals(this.held, deps.logger, this.options.driftMs);
     // SQLite and memory stores serve one process; Redis and Postgres may serve several.
     this.leases =
       deps.store.kind === "redis" || deps.store.kind === "postgres"
@@ -448,7 +459,13 @@ export class LiveEngine {
   private async reload(run: EventRun): Promise<EventRun | undefined> {
     run.stop();
     this.runs.delete(run.id);
-    // A save already writing lands first (one begun since writes nothing: the run is dropped).
+    // A Slack call under way lands first, bounded (as at shutdown): its answer is not recorded
+    // (the run is dropped), so the new run looks for it in the channel before posting again, and
+    // must find it there. A save already writing lands first too (one begun since writes nothing).
+    await settledWithin(
+      [...run.lanes.values()].map((l) => l.done),
+      LANES_SETTLE_MS,
+    );
     await run.saved();
     await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
     if (this.leases && run.leaseUntil <= Date.now()) {
@@ -563,48 +580,58 @@ export class LiveEngine {
    * failure is its own (`held` back-off): its items stay, and its other work goes on.
    */
   private async replayHeld(now: number): Promise<void> {
-    const { events, unread } = await readableHeld(this.held);
-    for (const { team, eventId, entries, refusedAt } of events) {
+    const { events, unread, next } = await readableHeld(this.held, this.heldAfter);
+    this.heldAfter = next;
+    for (const e of events) {
+      const { team, eventId } = e;
       const key = `${team}:${eventId}`;
       if (this.failingUntil("held", key) > now) continue;
-      // What the model threw on is tried once by a process started since (a fix deployed), not
-      // by the one that refused it nor by those running beside it.
-      const tried = entries.filter((e) => {
-        const at = refusedAt.get(e.id);
-        return at === undefined || (at < this.startedAt && !this.refusedHere.has(e.id));
-      });
+      const { entries: tried, untry } = this.refusals.pick(e);
       if (tried.length === 0) continue;
-      // Counted as tried from here, whatever comes of it (the breaker too), but the store failing.
-      const once = tried.filter((e) => refusedAt.has(e.id)).map((e) => e.id);
-      for (const id of once) this.remember(id);
-      const untried = () => {
-        for (const id of once) this.refusedHere.delete(id);
-      };
       await this.forEvent("held", key, eventId, now, this.runs.has(key), async () => {
-        const taken = await this.acquire(team, eventId);
-        if (!taken) return untried();
-        await this.mark(taken);
-        const { run, refused } = await applyRefusing(this.refusal, taken, tried, MAX_REFUSED).catch(
-          (err: unknown) => {
-            if (isStoreDown(err)) untried();
-            throw err;
-          },
-        );
-        if (run.dropped) return untried();
-        // Refused again: kept as it is (with its first why), for the next process.
-        this.refused(run, tried, refused, "kept set aside");
-        await run.writer.deleteWith(
-          tried.filter((e) => !refused.has(e.id)).map((e) => e.key),
-          (k) => this.deps.store.deleteMany(k),
-        );
-        this.failing.held.delete(key);
-        if (tried.length === refused.size) return;
-        this.deps.logger.info(
-          { event: eventId, applied: tried.length - refused.size, unread },
-          "live: applied outbox items set aside earlier (by another version, or refused by the model)",
-        );
+        try {
+          if (!(await this.replayEvent(e, tried, unread))) untry();
+        } catch (err) {
+          if (isStoreDown(err)) untry();
+          throw err;
+        }
       });
     }
+  }
+
+  /**
+   * replayHeld for one event: applied, removed; refused again, kept (with why, from now on).
+   * False when not tried (another instance holds the event).
+   */
+  private async replayEvent(
+    { team, eventId, refusedAt }: HeldEvent,
+    tried: readonly OutboxEntry[],
+    unread: number,
+  ): Promise<boolean> {
+    const taken = await this.acquire(team, eventId);
+    if (!taken) return false;
+    await this.mark(taken);
+    const budget = () => Promise.resolve(MAX_REFUSED);
+    const { run, refused } = await applyRefusing(this.refusal, taken, tried, budget);
+    if (run.dropped) return false;
+    if (refused.size > 0) {
+      this.refusals.said(eventId, tried, refused, "kept set aside");
+      // Written again with why when it had none (another version set it aside unread): from now
+      // on only a process started since tries it. One that had one keeps its first.
+      const fresh = new Map([...refused].filter(([id]) => !refusedAt.has(id)));
+      if (fresh.size > 0) await setAside(this.held, tried, { refused: fresh });
+    }
+    await run.writer.deleteWith(
+      tried.filter((e) => !refused.has(e.id)).map((e) => e.key),
+      (k) => this.deps.store.deleteMany(k),
+    );
+    this.failing.held.delete(`${team}:${eventId}`);
+    if (tried.length === refused.size) return true;
+    this.deps.logger.info(
+      { event: eventId, applied: tried.length - refused.size, unread },
+      "live: applied outbox items set aside earlier (by another version, or refused by the model)",
+    );
+    return true;
   }
 
   /**
@@ -677,8 +704,8 @@ export class LiveEngine {
    */
   private async drain(taken: EventRun, items: OutboxEntry[]): Promise<EventRun> {
     await this.mark(taken);
-    const left = this.refusals.left(taken.id);
-    const { run, refused } = await applyRefusing(this.refusal, taken, items, left);
+    const budget = () => this.refusals.left(taken.team, taken.eventId, items);
+    const { run, refused } = await applyRefusing(this.refusal, taken, items, budget);
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return run;
     // Kept before their records go, not lost with them.
@@ -690,8 +717,7 @@ export class LiveEngine {
         `an outbox item the live model threw on could not be set aside (${unkept[0]?.reason}); the event's items stay`,
       );
     }
-    this.refusals.spend(run.id, refused.size);
-    this.refused(run, items, refused, "set aside");
+    this.refusals.said(run.eventId, items, refused, "set aside");
     if (aside.kept > 0) {
       this.deps.logger.warn(
         { event: run.eventId, items: aside.kept },
@@ -708,34 +734,6 @@ export class LiveEngine {
     const keys = [...new Set(items.map((i) => i.key))];
     await run.writer.deleteWith(keys, (k) => this.deps.store.deleteMany(k));
     return run;
-  }
-
-  private remember(heldItem: string): void {
-    // Bounded: forgotten all at once past a fleet's worth (each is then tried once more).
-    if (this.refusedHere.size >= 100_000) this.refusedHere.clear();
-    this.refusedHere.add(heldItem);
-  }
-
-  /**
-   * Items of `items` the model threw on: remembered by their id set aside (not tried again here)
-   * and said, one line each.
-   */
-  private refused(
-    run: EventRun,
-    items: readonly OutboxEntry[],
-    refused: ReadonlyMap<string, string>,
-    what: string,
-  ): void {
-    if (refused.size === 0) return;
-    for (const e of items) {
-      const why = refused.get(e.id);
-      if (why === undefined) continue;
-      this.remember(heldId(e) ?? e.id);
-      this.deps.logger.error(
-        { event: run.eventId, item: e.id, why },
-        `live: the live model threw on an outbox item; left out and ${what}, the event's other items go on`,
-      );
-    }
   }
 
   /** Events left with unposted work by a process that is gone (or by this one before a restart). */
@@ -871,14 +869,7 @@ export class LiveEngine {
     }
     // A call already sent should have its effect recorded before the store closes, or the
     // next start would post it again; bounded, so a hung call cannot hold shutdown.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.all(lanes),
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, 3_000);
-      }),
-    ]);
-    clearTimeout(timer);
+    await settledWithin(lanes, LANES_SETTLE_MS);
     const runs = [...this.runs.values()];
     for (const run of runs) run.stop();
     this.runs.clear();

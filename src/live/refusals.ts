@@ -1,4 +1,7 @@
+import type { Logger } from "../log.ts";
+import type { Repository } from "../store/index.ts";
 import type { OutboxEntry } from "./outbox-entry.ts";
+import { type Held, type HeldEvent, heldId } from "./set-aside.ts";
 
 /**
  * An item this version reads but its event's live model throws on (a bug, met on one message):
@@ -9,39 +12,101 @@ import type { OutboxEntry } from "./outbox-entry.ts";
  *   from it, no save writes it), the engine reads the event again from its last save, which is
  *   whole, under the same lease, and the batch is applied again without the item. Nothing in that
  *   loop touches the store, so what threw was the item.
- * - A breaker: past `MAX_REFUSED` items of one event within `REFUSAL_WINDOW_MS` (however they
- *   came: in one batch or one a turn), the fault is taken as the event's (a bug in what its state
- *   does, not in one message), nothing more is set aside, and the event's turn fails as before:
- *   its items stay, tried again after the back-off, and applied by themselves once a fix is
- *   deployed.
+ * - A breaker: past `MAX_REFUSED` items of one event set aside with why within
+ *   `REFUSAL_WINDOW_MS`, by any instance (counted from the held records themselves, so a restart
+ *   or another instance does not start afresh, and an item set aside twice counts once), the fault
+ *   is taken as the event's (a bug in what its state does, not in one message): nothing more is
+ *   set aside, and the event's turn fails as before: its items stay, tried again after the
+ *   back-off, and applied by themselves once a fix is deployed.
  * - An item set aside so is tried again only by a process started after it was set aside (a fix
- *   deployed, or a restart), once (engine.ts, replayHeld); the instances running beside the one
- *   that refused it leave it alone.
+ *   deployed, or a restart), once (Refusals.pick); the instances running beside the one that
+ *   refused it leave it alone.
  */
 
-/** Items of one event left out at most, within the window, before the fault is the event's. */
+/** Items of one event set aside with why at most, within the window, before the fault is the event's. */
 export const MAX_REFUSED = 3;
 export const REFUSAL_WINDOW_MS = 10 * 60_000;
+/** Held records of one event read at most to count its budget. */
+const BUDGET_READ_MAX = 1_000;
 
-/** Per event, the items refused lately: what is left of MAX_REFUSED. Owned by the engine. */
-export class RefusalBudget {
-  private readonly recent = new Map<string, { n: number; since: number }>();
+/**
+ * What this process knows of refusals: the held items it has tried (not again here), and its
+ * start, against which a held item's `at` is read. Owned by the engine; every decision on held
+ * items the model threw on is taken here.
+ */
+export class Refusals {
+  private readonly tried = new Set<string>();
 
-  /** Items the event may still have left out now. */
-  left(event: string, now = Date.now()): number {
-    const r = this.recent.get(event);
-    return r && now - r.since < REFUSAL_WINDOW_MS ? Math.max(0, MAX_REFUSED - r.n) : MAX_REFUSED;
+  constructor(
+    private readonly held: Repository<Held>,
+    private readonly logger: Logger,
+    /** How far two instances' clocks may differ (engine options, `driftMs`). */
+    private readonly driftMs: number,
+    private readonly startedAt = Date.now(),
+  ) {}
+
+  /**
+   * Of an event's held entries, the ones this process applies now: any it has not tried yet,
+   * but of those the model threw on (`why`), only ones set aside before this process started
+   * (with the clocks' drift to spare). Each is taken as tried from here, whatever comes of it;
+   * `untry` undoes that (the store failed: nothing was tried).
+   */
+  pick(e: HeldEvent): { entries: OutboxEntry[]; untry(): void } {
+    const entries = e.entries.filter((x) => {
+      if (this.tried.has(x.id)) return false;
+      const at = e.refusedAt.get(x.id);
+      return at === undefined || at < this.startedAt - this.driftMs;
+    });
+    for (const x of entries) this.remember(x.id);
+    return {
+      entries,
+      untry: () => {
+        for (const x of entries) this.tried.delete(x.id);
+      },
+    };
   }
 
-  spend(event: string, n: number, now = Date.now()): void {
-    if (n === 0) return;
-    const r = this.recent.get(event);
-    if (r && now - r.since < REFUSAL_WINDOW_MS) r.n += n;
-    else {
-      // Bounded: a fleet's worth of events, forgotten all at once past that.
-      if (this.recent.size >= 100_000) this.recent.clear();
-      this.recent.set(event, { n, since: now });
+  /**
+   * Items the event may still have set aside with why: MAX_REFUSED less those set aside in the
+   * window by any instance, not counting the batch's own (set aside before, by a turn that
+   * failed before its records went). Read only when an item was refused.
+   */
+  async left(team: string, eventId: string, items: readonly OutboxEntry[]): Promise<number> {
+    const own = new Set(items.map((e) => heldId(e)));
+    const since = Date.now() - REFUSAL_WINDOW_MS;
+    let recent = 0;
+    for (const { id, value } of await this.held.list(`${team}:${eventId}:`, {
+      limit: BUDGET_READ_MAX,
+      unreadable: () => undefined,
+    })) {
+      if (value.why !== undefined && value.at >= since && !own.has(id)) recent++;
     }
+    return Math.max(0, MAX_REFUSED - recent);
+  }
+
+  /** Items of `items` the model threw on: tried here (not again), and said, one line each. */
+  said(
+    eventId: string,
+    items: readonly OutboxEntry[],
+    refused: ReadonlyMap<string, string>,
+    what: string,
+  ): void {
+    if (refused.size === 0) return;
+    for (const e of items) {
+      const why = refused.get(e.id);
+      if (why === undefined) continue;
+      this.remember(heldId(e) ?? e.id);
+      this.logger.error(
+        { event: eventId, item: e.id, why },
+        `live: the live model threw on an outbox item; left out and ${what}, the event's other items go on`,
+      );
+    }
+  }
+
+  private remember(id: string): void {
+    // Bounded: forgotten all at once past a fleet's worth (each is then tried once more).
+    if (this.tried.size >= 100_000) this.tried.clear();
+    this.tried.add(id);
   }
 }
 
@@ -89,23 +154,29 @@ export interface Applied<R extends Ingesting> {
 
 /**
  * Applies `items` to the event and saves them, leaving out each item the model throws on, up to
- * `budget` of them (see above). Throws what the run throws otherwise (the store, the breaker).
+ * `budget()` of them (see above; asked at the first throw only). Throws what the run throws
+ * otherwise (the store, the breaker).
  */
 export async function applyRefusing<R extends Ingesting>(
   port: RefusalPort<R>,
   first: R,
   items: readonly OutboxEntry[],
-  budget: number,
+  budget: () => Promise<number>,
 ): Promise<Applied<R>> {
   const refused = new Map<string, string>();
   let run = first;
+  let left: number | undefined;
   for (;;) {
     try {
       await run.ingest(items, refused);
       return { run, refused };
     } catch (err) {
       if (!(err instanceof ItemError)) throw err;
-      if (refused.size >= budget) {
+      left ??= await budget().catch(async (e: unknown) => {
+        await port.abandon(run);
+        throw e;
+      });
+      if (refused.size >= left) {
         await port.abandon(run);
         throw new Error(
           `the live model threw on more than ${MAX_REFUSED} items of the event within ${REFUSAL_WINDOW_MS / 60_000} minutes: taken as the event's fault, not its items'`,

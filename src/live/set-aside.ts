@@ -114,17 +114,34 @@ export interface HeldEvent {
 }
 
 /**
- * The events with held items this version reads (up to `max` records read), and how many held
- * items it still cannot read. A held record that cannot be read at all is left to its TTL, as an
- * item no version reads is.
+ * The events with held items this version reads (up to `max` records read, after `after`), how
+ * many held items it still cannot read, and where the next sweep reads on (undefined: from the
+ * start again), so that records kept a week never hide the ones after them. A held record that
+ * cannot be read at all is left to its TTL, as an item no version reads is.
  */
 export async function readableHeld(
   held: Repository<Held>,
+  after: string | undefined,
   max = HELD_SWEEP_MAX,
-): Promise<{ events: HeldEvent[]; unread: number }> {
+): Promise<{ events: HeldEvent[]; unread: number; next: string | undefined }> {
   const events = new Map<string, HeldEvent>();
   let unread = 0;
-  for (const { id, value } of await held.list("", { limit: max, unreadable: () => unread++ })) {
+  let seen = 0;
+  let last: string | undefined;
+  const page = await held.list("", {
+    limit: max,
+    after,
+    unreadable: (id) => {
+      unread++;
+      seen++;
+      if (last === undefined || id > last) last = id;
+    },
+  });
+  for (const { id } of page) {
+    seen++;
+    if (last === undefined || id > last) last = id;
+  }
+  for (const { id, value } of page) {
     const entry = entryOf({ id, item: value.item, record: id, key: held.key(id) });
     const i = id.indexOf(":");
     const j = id.indexOf(":", i + 1);
@@ -141,5 +158,5 @@ export async function readableHeld(
     e.entries.push(entry);
     if (value.why !== undefined) e.refusedAt.set(id, value.at);
   }
-  return { events: [...events.values()], unread };
+  return { events: [...events.values()], unread, next: seen < max ? undefined : last };
 }

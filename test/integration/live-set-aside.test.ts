@@ -6,7 +6,7 @@ import sqlite3 from "sqlite3";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { LIVE_REPOSITORIES } from "../../src/live/live-record.ts";
 import { entryOf } from "../../src/live/outbox-entry.ts";
-import { HELD_TTL_MS, heldRepo, setAside } from "../../src/live/set-aside.ts";
+import { HELD_TTL_MS, heldRepo, readableHeld, setAside } from "../../src/live/set-aside.ts";
 import { createCipher, openStore, outboxRepo, timeOrderedId } from "../../src/store/index.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
 import { capturedLogs } from "../helpers/log-lines.ts";
@@ -187,6 +187,27 @@ describe("items set aside, in the store", () => {
       const stored = JSON.parse(await rawValue(path, held.key(id2))) as { expires?: number };
       expect(stored.expires).toBeGreaterThanOrEqual(before + HELD_TTL_MS);
       expect(stored.expires).toBeLessThanOrEqual(Date.now() + HELD_TTL_MS);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("are read a page a sweep, on from where the last sweep stopped, and round again", async () => {
+    const store = await open();
+    try {
+      const held = store.repository(heldRepo);
+      const ids = [1, 2, 3, 4, 5].map((n) => `T1:E${n}:${timeOrderedId()}/0`);
+      for (const [n, id] of ids.entries()) {
+        await held.put(id, { item: joinItem(`E${n + 1}`, n), at: Date.now() });
+      }
+      const pages: string[][] = [];
+      let after: string | undefined;
+      for (let i = 0; i < 4; i++) {
+        const page = await readableHeld(held, after, 2);
+        pages.push(page.events.flatMap((e) => e.entries.map((x) => x.id)));
+        after = page.next;
+      }
+      expect(pages).toEqual([ids.slice(0, 2), ids.slice(2, 4), ids.slice(4), ids.slice(0, 2)]);
     } finally {
       await store.close();
     }
