@@ -462,10 +462,13 @@ export class LiveEngine {
     // A Slack call under way lands first, bounded (as at shutdown): its answer is not recorded
     // (the run is dropped), so the new run looks for it in the channel before posting again, and
     // must find it there. A save already writing lands first too (one begun since writes nothing).
-    await settledWithin(
-      [...run.lanes.values()].map((l) => l.done),
-      LANES_SETTLE_MS,
-    );
+    // Only for a post actually in flight: the turn is serial, and other runs' leases wait on it.
+    if (run.inflight > 0) {
+      await settledWithin(
+        [...run.lanes.values()].map((l) => l.done),
+        LANES_SETTLE_MS,
+      );
+    }
     await run.saved();
     await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
     if (this.leases && run.leaseUntil <= Date.now()) {
@@ -592,7 +595,8 @@ export class LiveEngine {
         try {
           if (!(await this.replayEvent(e, tried, unread))) untry();
         } catch (err) {
-          if (isStoreDown(err)) untry();
+          // The breaker: items with no why (set aside unread) stay this process's to try again.
+          untry(!isStoreDown(err));
           throw err;
         }
       });

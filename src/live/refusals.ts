@@ -51,7 +51,7 @@ export class Refusals {
    * (with the clocks' drift to spare). Each is taken as tried from here, whatever comes of it;
    * `untry` undoes that (the store failed: nothing was tried).
    */
-  pick(e: HeldEvent): { entries: OutboxEntry[]; untry(): void } {
+  pick(e: HeldEvent): { entries: OutboxEntry[]; untry(onlyUnrefused?: boolean): void } {
     const entries = e.entries.filter((x) => {
       if (this.tried.has(x.id)) return false;
       const at = e.refusedAt.get(x.id);
@@ -60,8 +60,9 @@ export class Refusals {
     for (const x of entries) this.remember(x.id);
     return {
       entries,
-      untry: () => {
-        for (const x of entries) this.tried.delete(x.id);
+      untry: (onlyUnrefused = false) => {
+        for (const x of entries)
+          if (!onlyUnrefused || !e.refusedAt.has(x.id)) this.tried.delete(x.id);
       },
     };
   }
@@ -75,7 +76,10 @@ export class Refusals {
     const own = new Set(items.map((e) => heldId(e)));
     const since = Date.now() - REFUSAL_WINDOW_MS;
     let recent = 0;
+    // Newest first (ids are time-ordered): recent refusals are counted however many older records
+    // the event has.
     for (const { id, value } of await this.held.list(`${team}:${eventId}:`, {
+      reverse: true,
       limit: BUDGET_READ_MAX,
       unreadable: () => undefined,
     })) {

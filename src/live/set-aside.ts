@@ -158,5 +158,7 @@ export async function readableHeld(
     e.entries.push(entry);
     if (value.why !== undefined) e.refusedAt.set(id, value.at);
   }
-  return { events: [...events.values()], unread, next: seen < max ? undefined : last };
+  // Only an empty page ends a round: a page can come back short with records after it (expired
+  // records the store has not purged yet are left out of it, uncounted).
+  return { events: [...events.values()], unread, next: seen === 0 ? undefined : last };
 }
