@@ -1,12 +1,11 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Playground, SANDBOX_FILE } from "../../src/playground/runtime.ts";
 import { startTestPlayground } from "../helpers/playground.ts";
+import { freePort } from "../helpers/ports.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
 /**
@@ -90,15 +89,6 @@ async function run(command: string) {
 }
 
 let port = 0;
-
-/** A port free now (the runs below listen on it one after another). */
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", () => r()));
-  const { port: p } = srv.address() as AddressInfo;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return p;
-}
 
 function start(): Promise<Playground> {
   // One port for every run, as `npm start` has: the sandbox's webhooks name it.

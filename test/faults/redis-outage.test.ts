@@ -1,22 +1,15 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
+import { freePort } from "../helpers/ports.ts";
 import { NO_REDIS_SERVER } from "./fault-helpers.ts";
 
 /**
  * A Redis of our own (not the shared one), stopped and started again under a running app:
  * requests fail clearly while it is down, and the app recovers without a restart.
  */
-
-async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
 
 async function startRedis(port: number): Promise<ChildProcess> {
   const child = spawn(

@@ -1,11 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import type { CallRecord } from "@onair/slack-emulator";
 import type { Deps } from "../../src/deps.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { DEFAULT_SETTINGS, type Store } from "../../src/store/index.ts";
+import { freePort } from "./ports.ts";
 
 /** Test fixtures of the live area: an event scheduled upstream and known to the app. */
 
@@ -201,13 +200,7 @@ export async function spawnApp(
   };
 }
 
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort };
 
 /** What a team needs in the store to use an external sandbox: its events app credentials. */
 export async function seedExternal(

@@ -1,9 +1,10 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { freePort } from "./ports.ts";
 
 /**
  * Store servers of a test's own (never the shared ones): a redis-server and a throwaway
@@ -22,13 +23,7 @@ export interface OwnServer {
   stop(): Promise<void>;
 }
 
-export async function freePort(): Promise<number> {
-  const srv = createServer();
-  await new Promise<void>((r) => srv.listen(0, "127.0.0.1", r));
-  const port = (srv.address() as { port: number }).port;
-  await new Promise<void>((r) => srv.close(() => r()));
-  return port;
-}
+export { freePort };
 
 async function listening(port: number, timeoutMs: number): Promise<void> {
   const until = Date.now() + timeoutMs;

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { connect, createServer } from "node:net";
+import { connect } from "node:net";
 import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HOME_ACTIONS } from "../../src/ids.ts";
 import { botScopes } from "../../src/slack/scopes.ts";
 import { CHANNELS, USERS } from "../helpers/app-harness.ts";
 import { runMain, tempDir } from "../helpers/main-process.ts";
+import { freePort } from "../helpers/ports.ts";
 
 /**
  * Ready, then open: `npm start`'s entry with Slack credentials in a child process, and Slack's
@@ -26,14 +27,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await emulator?.close();
 });
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((done) => s.listen(0, "127.0.0.1", done));
-  const port = (s.address() as { port: number }).port;
-  await new Promise<void>((done) => s.close(() => done()));
-  return port;
-}
 
 /** Resolves the moment a TCP connection to the port succeeds (tried again at once until then). */
 function firstConnect(port: number, until: number): Promise<void> {
