@@ -22,7 +22,12 @@ export interface ThrottleRule {
   readonly error?: string;
 }
 
-/** Slack answering late: the call takes effect at once, its answer comes `ms` later. */
+/**
+ * Slack answering late: by default the call takes effect at once and its answer comes `ms` later
+ * (the answer lost on the way back); with `takesEffect: "late"` the call reaches Slack `ms` later
+ * and takes effect then, answered at once after (a request slow on the way in: until then, a read
+ * of the channel does not show it).
+ */
 export interface SlowRule {
   /** only this Web API method (default: any) */
   readonly method?: string;
@@ -36,6 +41,8 @@ export interface SlowRule {
    * may come after "some aspect of the operation succeeded" (`internal_error`, `fatal_error`).
    */
   readonly error?: "internal_error" | "fatal_error";
+  /** When the call takes effect: at once (default), or late, as its answer comes. */
+  readonly takesEffect?: "at_once" | "late";
 }
 
 export class FaultRules {
@@ -79,6 +86,9 @@ export class FaultRules {
       throw new Error(
         "slow's error is internal_error or fatal_error (a call that may have happened)",
       );
+    }
+    if (rule.error !== undefined && rule.takesEffect === "late") {
+      throw new Error("slow: an error that says the call may have happened is answered at once");
     }
     this.slows.push({ rule, left: rule.times });
   }

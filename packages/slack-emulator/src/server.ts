@@ -185,6 +185,11 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       sendJson(res, 200, out);
       return;
     }
+    const late = faults.lateBy(method, raw);
+    // Slow on the way in: nothing of the call is seen (history, the call log) until it lands.
+    if (late?.takesEffect === "late" && late.ms > 0) {
+      await new Promise((resolve) => setTimeout(resolve, late.ms));
+    }
     let r: ReturnType<typeof dispatch>;
     try {
       r = dispatch(workspace, {
@@ -201,7 +206,6 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       }
       throw err;
     }
-    const late = faults.lateBy(method, raw);
     // Took effect, answered with an error that says it may have: the answer the app gets.
     const body =
       late?.error !== undefined && r.body.ok === true ? { ok: false, error: late.error } : r.body;
@@ -216,7 +220,9 @@ export async function startSlackEmulator(opts: SlackEmulatorOptions): Promise<Sl
       ...(r.unknownArguments.length > 0 && { unknown_arguments: r.unknownArguments }),
       ...(warnings.length > 0 && { warnings }),
     });
-    if (late && late.ms > 0) await new Promise((resolve) => setTimeout(resolve, late.ms));
+    if (late && late.ms > 0 && late.takesEffect !== "late") {
+      await new Promise((resolve) => setTimeout(resolve, late.ms));
+    }
     sendJson(res, 200, body, r.headers);
   }
 

@@ -1,7 +1,7 @@
-import { WebClient } from "@slack/web-api";
+import type { WebClient } from "@slack/web-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { callsOf, type SlackEmulator, startSlackEmulator, validateBlocks } from "../src/index.ts";
-import { ALL_TEST_SCOPES, quietLogger, slackError } from "./helpers.ts";
+import { callsOf, type SlackEmulator, validateBlocks } from "../src/index.ts";
+import { emulatorWithBot, slackError } from "./helpers.ts";
 
 // The Calls API held to Slack's reference: calls.add with a bot token needs created_by; ids,
 // participants, the end, and the call block.
@@ -11,16 +11,7 @@ let bot: WebClient;
 const MIA = "U0MIA0MEMBER";
 
 beforeAll(async () => {
-  emu = await startSlackEmulator({
-    signingSecret: "s",
-    seed: { botScopes: ALL_TEST_SCOPES },
-    rateLimits: false,
-  });
-  bot = new WebClient(emu.botToken, {
-    slackApiUrl: emu.apiUrl,
-    retryConfig: { retries: 0 },
-    logger: quietLogger,
-  });
+  ({ emu, bot } = await emulatorWithBot("s"));
 });
 afterAll(async () => {
   await emu.close();

@@ -1,7 +1,7 @@
-import { WebClient } from "@slack/web-api";
+import type { WebClient } from "@slack/web-api";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type SlackEmulator, startSlackEmulator } from "../src/index.ts";
-import { ALL_TEST_SCOPES, quietLogger, slackError } from "./helpers.ts";
+import type { SlackEmulator } from "../src/index.ts";
+import { emulatorWithBot, slackError } from "./helpers.ts";
 
 // Slack's current upload flow and chat.unfurl, over real HTTP with the real WebClient.
 
@@ -12,17 +12,8 @@ const TOWN_HALL = "C0TOWNHALL";
 const MIA = "U0MIA0MEMBER";
 
 beforeAll(async () => {
-  emu = await startSlackEmulator({
-    signingSecret: "s",
-    seed: { botScopes: ALL_TEST_SCOPES },
-    rateLimits: false,
-  });
+  ({ emu, bot } = await emulatorWithBot("s"));
   emu.setAppUrl("http://127.0.0.1:9");
-  bot = new WebClient(emu.botToken, {
-    slackApiUrl: emu.apiUrl,
-    retryConfig: { retries: 0 },
-    logger: quietLogger,
-  });
 });
 afterAll(async () => {
   await emu.close();

@@ -1,4 +1,5 @@
-import { type Logger, LogLevel, type WebAPIPlatformError } from "@slack/web-api";
+import { type Logger, LogLevel, type WebAPIPlatformError, WebClient } from "@slack/web-api";
+import { type SlackEmulator, startSlackEmulator } from "../src/index.ts";
 
 /**
  * For the Web API clients and Bolt apps of these tests: the client prints Slack's response
@@ -56,4 +57,24 @@ export async function slackError(
     throw err;
   }
   throw new Error("the call succeeded; an error was expected");
+}
+
+/**
+ * An emulator for a test of the emulator itself (every scope, no rate limits) and a bot client
+ * on it that never retries and stays quiet.
+ */
+export async function emulatorWithBot(
+  signingSecret: string,
+): Promise<{ emu: SlackEmulator; bot: WebClient }> {
+  const emu = await startSlackEmulator({
+    signingSecret,
+    seed: { botScopes: ALL_TEST_SCOPES },
+    rateLimits: false,
+  });
+  const bot = new WebClient(emu.botToken, {
+    slackApiUrl: emu.apiUrl,
+    retryConfig: { retries: 0 },
+    logger: quietLogger,
+  });
+  return { emu, bot };
 }

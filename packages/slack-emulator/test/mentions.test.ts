@@ -1,12 +1,7 @@
-import { WebClient } from "@slack/web-api";
+import type { WebClient } from "@slack/web-api";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import {
-  mentionsInText,
-  type Notification,
-  type SlackEmulator,
-  startSlackEmulator,
-} from "../src/index.ts";
-import { ALL_TEST_SCOPES, quietLogger } from "./helpers.ts";
+import { mentionsInText, type Notification, type SlackEmulator } from "../src/index.ts";
+import { emulatorWithBot } from "./helpers.ts";
 
 // Who each message would notify, from its mrkdwn as Slack parses it.
 
@@ -37,16 +32,7 @@ const pinged = (ns: Notification[]) =>
   }));
 
 beforeAll(async () => {
-  emu = await startSlackEmulator({
-    signingSecret: "mentions",
-    seed: { botScopes: ALL_TEST_SCOPES },
-    rateLimits: false,
-  });
-  bot = new WebClient(emu.botToken, {
-    slackApiUrl: emu.apiUrl,
-    retryConfig: { retries: 0 },
-    logger: quietLogger,
-  });
+  ({ emu, bot } = await emulatorWithBot("mentions"));
   emu.workspace.channels.get(EVENTS)!.members.delete(MIA);
 });
 
