@@ -1,0 +1,139 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { CARD_EVENT } from "../../src/live/recover.ts";
+import { heldRepo } from "../../src/live/set-aside.ts";
+import { EventLive } from "../../src/live/state.ts";
+import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
+
+/**
+ * The model throwing on an item while the event's card is still on its way to Slack. The run is
+ * dropped and the event read again from its last save, which holds the post's in-flight mark: the
+ * new run looks in the channel before posting. The post must have landed by then, or it looks too
+ * early, finds nothing and posts a second card. So the reload waits for a call in flight (up to
+ * 3 s, as at shutdown). The emulator holds the card's post back 2.5 s before it takes effect (the
+ * request slow on its way in), so a lookup that does not wait finds nothing.
+ */
+
+const realApply = EventLive.prototype.apply;
+const LANDS_AFTER_MS = 2_500;
+/** When the model first threw on Bob. */
+let threwAt = 0;
+
+let h: Harness;
+beforeAll(async () => {
+  // Inline: the engine runs in this process, where the model's apply can be made to throw.
+  h = await startHarness({ liveEngine: "inline" });
+});
+afterAll(async () => {
+  await h?.close();
+});
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("an item the live model throws on, while the card's post is in flight", () => {
+  it("is set aside once the post has landed; the card is posted once and goes on", async () => {
+    vi.spyOn(EventLive.prototype, "apply").mockImplementation(function (
+      this: EventLive,
+      ...args: Parameters<EventLive["apply"]>
+    ) {
+      const result = realApply.apply(this, args);
+      const msg = args[0];
+      if (msg.type === "ATTENDEE_INFO" && msg.info.name === "Bug Bob") {
+        threwAt ||= Date.now();
+        throw new TypeError("no seat for Bug Bob");
+      }
+      return result;
+    });
+    const event = await seedEvent(h.app.deps, {
+      team: TEAM,
+      organizer: USERS.omar,
+      title: "Card in flight",
+    });
+    h.emulator.slow({
+      method: "chat.postMessage",
+      channel: CHANNELS.events,
+      times: 1,
+      ms: LANDS_AFTER_MS,
+      takesEffect: "late",
+    });
+    const since = h.emulator.calls.length;
+    await h.driver.slashCommand({
+      user: USERS.omar,
+      channel: CHANNELS.events,
+      text: `notify ${event.eventId} <#${CHANNELS.events}|x>`,
+      escaped: true,
+    });
+    // The notify goes on after its ack: the webhooks are registered, then the card is posted.
+    await eventually(
+      async () =>
+        (await h.app.store.subscriptions.forEvent(TEAM, event.eventId)).length > 0
+          ? true
+          : undefined,
+      "the subscription",
+    );
+    // While the card's post is held back: the event goes live, Ada joins, then Bob (the bug).
+    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+    for (const name of ["Ada Lovelace", "Bug Bob"]) {
+      const res = await h.sandbox.control.attendees(event.eventId, { join: [{ name }] });
+      expect(res.delivered).toBe(1);
+    }
+    await eventually(
+      () => (h.logs.join("").includes("the live model threw on an outbox item") ? true : undefined),
+      "the model's throw, said",
+      10_000,
+    );
+    const cards = () =>
+      h.emulator.workspace
+        .topLevel(CHANNELS.events)
+        .filter(
+          (m) =>
+            (m.metadata as { event_type?: string } | undefined)?.event_type === CARD_EVENT &&
+            JSON.stringify(m.metadata).includes(event.eventId),
+        );
+    // The run after the reload adopted the card and went on with it: Ada in its thread, the card
+    // live; Bob set aside with why.
+    const digestOfAda = await eventually(
+      () =>
+        h.emulator.calls
+          .slice(since)
+          .find(
+            (c) =>
+              c.method === "chat.postMessage" &&
+              c.ok &&
+              c.args.thread_ts !== undefined &&
+              JSON.stringify(c.args).includes("Ada Lovelace"),
+          ),
+      "Ada's digest",
+      15_000,
+    );
+    expect(cards()).toHaveLength(1);
+    const card = cards()[0]?.ts;
+    expect(digestOfAda.args.thread_ts).toBe(card);
+    await eventually(
+      () =>
+        h.emulator.calls
+          .slice(since)
+          .some((c) => c.method === "chat.update" && c.ok && c.args.ts === card)
+          ? true
+          : undefined,
+      "the card updated",
+    );
+    const held = await h.app.store.repository(heldRepo).list(`${TEAM}:${event.eventId}:`);
+    expect(
+      held.map((r) => (r.value.item.message as { info?: { name?: string } }).info?.name),
+    ).toEqual(["Bug Bob"]);
+    expect(held[0]?.value.why).toBe("TypeError: no seat for Bug Bob");
+    // The throw came while the card was still on its way (it took effect, and got its ts, after).
+    expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThan(threwAt);
+    const posts = h.emulator.calls
+      .slice(since)
+      .filter(
+        (c) =>
+          c.method === "chat.postMessage" &&
+          c.args.channel === CHANNELS.events &&
+          c.args.thread_ts === undefined,
+      );
+    expect(posts).toHaveLength(1);
+  });
+});
