@@ -1,3 +1,4 @@
+import { codeBuild } from "../build-id.ts";
 import { QUIET_END_MS } from "../domain/instance-end.ts";
 
 /** The live engine's timings (engine.ts); tests shorten them. */
@@ -49,6 +50,11 @@ export interface LiveEngineOptions {
    * again only by a process started this much after it was set aside (refusals.ts).
    */
   driftMs?: number;
+  /**
+   * What code this process runs (default: build-id.ts's hash of it). An item the model threw on
+   * is tried again by an instance of other code, started before or after (refusals.ts).
+   */
+  build?: string;
 }
 
 /** The options with every default filled in. */
@@ -65,6 +71,7 @@ export interface EngineOptions {
   shareSettleMs: number;
   quietMs: number;
   driftMs: number;
+  build: string;
 }
 
 export function engineOptions(options: LiveEngineOptions): EngineOptions {
@@ -81,5 +88,6 @@ export function engineOptions(options: LiveEngineOptions): EngineOptions {
     shareSettleMs: options.shareSettleMs ?? 30_000,
     quietMs: options.quietMs ?? QUIET_END_MS,
     driftMs: options.driftMs ?? 5_000,
+    build: options.build ?? codeBuild(),
   };
 }

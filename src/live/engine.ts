@@ -167,7 +167,7 @@ export class LiveEngine {
     this.sessions = deps.store.repository(sessionsRepo);
     this.active = deps.store.repository(activeRepo);
     this.held = deps.store.repository(heldRepo);
-    this.refusals = new Refusals(this.held, deps.logger, this.options.driftMs);
+    this.refusals = new Refusals(this.held, deps.logger, this.options.driftMs, this.options.build);
     // SQLite and memory stores serve one process; Redis and Postgres may serve several.
     this.leases =
       deps.store.kind === "redis" || deps.store.kind === "postgres"
@@ -608,7 +608,7 @@ export class LiveEngine {
    * False when not tried (another instance holds the event).
    */
   private async replayEvent(
-    { team, eventId, refusedAt }: HeldEvent,
+    { team, eventId, refused: before }: HeldEvent,
     tried: readonly OutboxEntry[],
     unread: number,
   ): Promise<boolean> {
@@ -620,10 +620,12 @@ export class LiveEngine {
     if (run.dropped) return false;
     if (refused.size > 0) {
       this.refusals.said(eventId, tried, refused, "kept set aside");
-      // Written again with why when it had none (another version set it aside unread): from now
-      // on only a process started since tries it. One that had one keeps its first.
-      const fresh = new Map([...refused].filter(([id]) => !refusedAt.has(id)));
-      if (fresh.size > 0) await setAside(this.held, tried, { refused: fresh });
+      // Written again with why, and this code, when it had none (another version set it aside
+      // unread) or other code had refused it: from now on only a process started since, or of
+      // other code again, tries it. One this code refused before keeps its first.
+      const build = this.options.build;
+      const fresh = new Map([...refused].filter(([id]) => before.get(id)?.build !== build));
+      if (fresh.size > 0) await setAside(this.held, tried, { refused: fresh, build });
     }
     await run.writer.deleteWith(
       tried.filter((e) => !refused.has(e.id)).map((e) => e.key),
@@ -713,7 +715,7 @@ export class LiveEngine {
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return run;
     // Kept before their records go, not lost with them.
-    const aside = await setAside(this.held, items, { refused });
+    const aside = await setAside(this.held, items, { refused, build: this.options.build });
     const unkept = aside.dropped.filter((d) => refused.has(d.id));
     if (unkept.length > 0) {
       // An earlier version's item whose ids make no key: its items stay, as they did before.

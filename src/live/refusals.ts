@@ -19,8 +19,9 @@ import { type Held, type HeldEvent, heldId } from "./set-aside.ts";
  *   set aside, and the event's turn fails as before: its items stay, tried again after the
  *   back-off, and applied by themselves once a fix is deployed.
  * - An item set aside so is tried again only by a process started after it was set aside (a fix
- *   deployed, or a restart), once (Refusals.pick); the instances running beside the one that
- *   refused it leave it alone.
+ *   deployed, or a restart), or by one running other code (build-id.ts: a fix rolled out while
+ *   the old code still ran), once (Refusals.pick); the instances of the same code running beside
+ *   the one that refused it leave it alone.
  */
 
 /** Items of one event set aside with why at most, within the window, before the fault is the event's. */
@@ -30,8 +31,8 @@ export const REFUSAL_WINDOW_MS = 10 * 60_000;
 const BUDGET_READ_MAX = 1_000;
 
 /**
- * What this process knows of refusals: the held items it has tried (not again here), and its
- * start, against which a held item's `at` is read. Owned by the engine; every decision on held
+ * What this process knows of refusals: the held items it has tried (not again here), its code
+ * and its start, against which a held item's `build` and `at` are read. Owned by the engine; every decision on held
  * items the model threw on is taken here.
  */
 export class Refusals {
@@ -42,27 +43,33 @@ export class Refusals {
     private readonly logger: Logger,
     /** How far two instances' clocks may differ (engine options, `driftMs`). */
     private readonly driftMs: number,
+    /** What code this process runs (engine options, `build`). */
+    readonly build: string,
     private readonly startedAt = Date.now(),
   ) {}
 
   /**
    * Of an event's held entries, the ones this process applies now: any it has not tried yet,
    * but of those the model threw on (`why`), only ones set aside before this process started
-   * (with the clocks' drift to spare). Each is taken as tried from here, whatever comes of it;
-   * `untry` undoes that (the store failed: nothing was tried).
+   * (with the clocks' drift to spare) or by other code. Each is taken as tried from here,
+   * whatever comes of it; `untry` undoes that (the store failed: nothing was tried).
    */
   pick(e: HeldEvent): { entries: OutboxEntry[]; untry(onlyUnrefused?: boolean): void } {
     const entries = e.entries.filter((x) => {
       if (this.tried.has(x.id)) return false;
-      const at = e.refusedAt.get(x.id);
-      return at === undefined || at < this.startedAt - this.driftMs;
+      const r = e.refused.get(x.id);
+      return (
+        r === undefined ||
+        r.at < this.startedAt - this.driftMs ||
+        (r.build !== undefined && r.build !== this.build)
+      );
     });
     for (const x of entries) this.remember(x.id);
     return {
       entries,
       untry: (onlyUnrefused = false) => {
         for (const x of entries)
-          if (!onlyUnrefused || !e.refusedAt.has(x.id)) this.tried.delete(x.id);
+          if (!onlyUnrefused || !e.refused.has(x.id)) this.tried.delete(x.id);
       },
     };
   }

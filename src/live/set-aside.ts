@@ -38,6 +38,8 @@ const HeldSchema = z.object({
   at: z.number(),
   /** Set aside because the live model threw on it: the error's name and message. */
   why: z.string().optional(),
+  /** With why: the code that threw (build-id.ts), so that other code tries it again. */
+  build: z.string().optional(),
 });
 export type Held = z.output<typeof HeldSchema>;
 
@@ -63,7 +65,11 @@ export interface SetAside {
 export async function setAside(
   held: Repository<Held>,
   items: readonly OutboxEntry[],
-  { refused, ttlMs = HELD_TTL_MS }: { refused?: ReadonlyMap<string, string>; ttlMs?: number } = {},
+  {
+    refused,
+    build,
+    ttlMs = HELD_TTL_MS,
+  }: { refused?: ReadonlyMap<string, string>; build?: string; ttlMs?: number } = {},
 ): Promise<SetAside> {
   const out: SetAside = { kept: 0, dropped: [] };
   // Most batches have none: nothing allocated per item for them (the engine's hot path).
@@ -81,7 +87,9 @@ export async function setAside(
       try {
         await held.put(
           id,
-          why === undefined ? { item: e.item, at } : { item: e.item, at, why },
+          why === undefined
+            ? { item: e.item, at }
+            : { item: e.item, at, why, ...(build !== undefined && { build }) },
           ttlMs,
         );
         out.kept++;
@@ -109,8 +117,8 @@ export interface HeldEvent {
   team: string;
   eventId: string;
   entries: OutboxEntry[];
-  /** Of those, the ones set aside because the model threw on them (`why`): when, by id. */
-  refusedAt: Map<string, number>;
+  /** Of those, the ones set aside because the model threw on them (`why`): when, by what code. */
+  refused: Map<string, { at: number; build?: string }>;
 }
 
 /**
@@ -152,11 +160,16 @@ export async function readableHeld(
     const event = id.slice(0, j);
     let e = events.get(event);
     if (!e) {
-      e = { team: id.slice(0, i), eventId: id.slice(i + 1, j), entries: [], refusedAt: new Map() };
+      e = { team: id.slice(0, i), eventId: id.slice(i + 1, j), entries: [], refused: new Map() };
       events.set(event, e);
     }
     e.entries.push(entry);
-    if (value.why !== undefined) e.refusedAt.set(id, value.at);
+    if (value.why !== undefined) {
+      e.refused.set(
+        id,
+        value.build === undefined ? { at: value.at } : { at: value.at, build: value.build },
+      );
+    }
   }
   // Only an empty page ends a round: a page can come back short with records after it (expired
   // records the store has not purged yet are left out of it, uncounted).

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { codeBuild } from "../../src/build-id.ts";
 import { LiveEngine } from "../../src/live/engine.ts";
 import { heldRepo } from "../../src/live/set-aside.ts";
 import { EventLive } from "../../src/live/state.ts";
@@ -129,6 +130,8 @@ describe("an outbox item the live model throws on", () => {
     expect(kept.map((k) => k.id)).toEqual([ids[1]]);
     expect(kept[0]?.value.item).toEqual(joinItem("E1", 2));
     expect(kept[0]?.value.why).toBe("TypeError: no seat for Attendee 2");
+    // With the code that threw, for an instance of other code to try it (a rolling deploy).
+    expect(kept[0]?.value.build).toBe(codeBuild());
     const said = logged("the live model threw on an outbox item");
     expect(said).toHaveLength(1);
     expect(said[0]).toMatchObject({ level: "error", event: "E1", item: ids[1] });
@@ -259,6 +262,60 @@ describe("an outbox item the live model throws on", () => {
     );
     expect(applied.get("Attendee 30")).toBe(1);
     expect(await saved("E5")).toEqual({ unique: 1, present: 1, joins: 1 });
+  });
+
+  it("is tried by an instance of other code although it was running when the item was set aside (a rolling deploy)", async () => {
+    await subscribeEvent(suite.store, "E9");
+    bugOn(() => false);
+    const swept = sweeps();
+    // The fixed code, started first; the old code, still running beside it, then refuses an item.
+    start({ sweepMs: 100, build: "fixed" });
+    const old = "T1:E9:0000000090-0000-000000/0";
+    const own = "T1:E9:0000000091-0000-000000/0";
+    await held().put(old, {
+      item: joinItem("E9", 90),
+      at: Date.now(),
+      why: "TypeError: x",
+      build: "old",
+    });
+    // And one this code refused, beside it: left alone, as by any instance of the same code.
+    await held().put(own, {
+      item: joinItem("E9", 91),
+      at: Date.now(),
+      why: "TypeError: y",
+      build: "fixed",
+    });
+    await eventually(
+      async () => ((await held().get(old)) === undefined ? true : undefined),
+      "applied by the other code",
+      5_000,
+    );
+    await swept.after(3);
+    expect(applied.get("Attendee 90")).toBe(1);
+    expect(applied.get("Attendee 91")).toBeUndefined();
+    expect(await held().get(own)).toBeDefined();
+    expect(await saved("E9")).toEqual({ unique: 1, present: 1, joins: 1 });
+  });
+
+  it("refused again by other code, is kept with that code, so its instances leave it alone", async () => {
+    await subscribeEvent(suite.store, "E10");
+    const id = "T1:E10:0000000100-0000-000000/0";
+    const at = Date.now();
+    await held().put(id, { item: joinItem("E10", 100), at, why: "TypeError: x", build: "old" });
+    bugOn((name) => name === "Attendee 100");
+    const swept = sweeps();
+    start({ sweepMs: 100, build: "new" });
+    await eventually(
+      async () => ((await held().get(id))?.build === "new" ? true : undefined),
+      "kept with the new code",
+      5_000,
+    );
+    await swept.after(3);
+    expect(applied.get("Attendee 100")).toBe(1);
+    const kept = await held().get(id);
+    expect(kept?.why).toBe("TypeError: no seat for Attendee 100");
+    expect(kept?.at).toBeGreaterThanOrEqual(at);
+    expect(logged("left out and kept set aside")).toHaveLength(1);
   });
 
   it("set aside, tried by the next process with the bug still in, trips its breaker once and is not tried again", async () => {

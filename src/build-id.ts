@@ -1,0 +1,41 @@
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync } from "node:fs";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * What code this process runs, as a short hash of every file of the app's own code (`src/` run
+ * through tsx, or `dist/` as built). Two processes of one deploy agree; a fix deployed differs,
+ * whatever the package's version says (it is not bumped per deploy). The live engine stores it
+ * with an item its model threw on, so that an instance of other code tries that item although it
+ * was already running when the item was set aside (a rolling deploy: refusals.ts).
+ *
+ * Read once per thread, at first use: about 2 MB, a few milliseconds.
+ */
+let memo: string | undefined;
+
+export function codeBuild(): string {
+  memo ??= hashOfFiles(fileURLToPath(new URL(".", import.meta.url)));
+  return memo;
+}
+
+/** A short hash of every file under `root`: their paths (a file moved is other code) and bytes. */
+export function hashOfFiles(root: string): string {
+  const hash = createHash("sha256");
+  for (const file of filesUnder(root)) {
+    hash.update(relative(root, file)).update("\0").update(readFileSync(file)).update("\0");
+  }
+  return hash.digest("hex").slice(0, 16);
+}
+
+function filesUnder(dir: string): string[] {
+  const out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  )) {
+    const path = join(dir, e.name);
+    if (e.isDirectory()) out.push(...filesUnder(path));
+    else if (e.isFile()) out.push(path);
+  }
+  return out;
+}
