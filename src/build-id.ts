@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -15,8 +15,21 @@ import { fileURLToPath } from "node:url";
 let memo: string | undefined;
 
 export function codeBuild(): string {
-  memo ??= hashOfFiles(fileURLToPath(new URL(".", import.meta.url)));
+  memo ??= buildOf(fileURLToPath(new URL(".", import.meta.url)));
   return memo;
+}
+
+/**
+ * hashOfFiles, or, when the files cannot be read whole (one removed mid-walk: an editor's atomic
+ * save, a build emptying dist/), an identity of this process alone. The engine starts either way;
+ * such a process takes every refused item as other code's and tries each once.
+ */
+export function buildOf(root: string): string {
+  try {
+    return hashOfFiles(root);
+  } catch {
+    return `unread-${randomBytes(6).toString("hex")}`;
+  }
 }
 
 /** A short hash of every file under `root`: their paths (a file moved is other code) and bytes. */

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { codeBuild, hashOfFiles } from "../../src/build-id.ts";
+import { buildOf, codeBuild, hashOfFiles } from "../../src/build-id.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "onair-build-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -37,5 +37,14 @@ describe("the code's identity", () => {
     const own = codeBuild();
     expect(own).toMatch(/^[0-9a-f]{16}$/);
     expect(codeBuild()).toBe(own);
+  });
+
+  it("is this process's own when the files cannot be read, so the engine still starts", () => {
+    const gone = join(dir, "never-made");
+    expect(() => hashOfFiles(gone)).toThrow();
+    const a = buildOf(gone);
+    expect(a).toMatch(/^unread-[0-9a-f]{12}$/);
+    expect(buildOf(gone)).not.toBe(a);
+    expect(buildOf(tree("readable", files))).toBe(hashOfFiles(tree("readable2", files)));
   });
 });
