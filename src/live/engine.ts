@@ -620,12 +620,10 @@ export class LiveEngine {
     if (run.dropped) return false;
     if (refused.size > 0) {
       this.refusals.said(eventId, tried, refused, "kept set aside");
-      // Written again with why, and this code, when it had none (another version set it aside
-      // unread) or other code had refused it: from now on only a process started since, or of
-      // other code again, tries it. One this code refused before keeps its first.
-      const build = this.options.build;
-      const fresh = new Map([...refused].filter(([id]) => before.get(id)?.build !== build));
-      if (fresh.size > 0) await setAside(this.held, tried, { refused: fresh, build });
+      // Written again with why and this code where Refusals says (refusals.ts, rewrite).
+      const fresh = this.refusals.rewrite(before, refused);
+      if (fresh.size > 0)
+        await setAside(this.held, tried, { refused: fresh, build: this.refusals.build });
     }
     await run.writer.deleteWith(
       tried.filter((e) => !refused.has(e.id)).map((e) => e.key),
@@ -715,7 +713,7 @@ export class LiveEngine {
     // Not saved (the lease was lost at the save): the items stay for whoever owns it now.
     if (run.dropped) return run;
     // Kept before their records go, not lost with them.
-    const aside = await setAside(this.held, items, { refused, build: this.options.build });
+    const aside = await setAside(this.held, items, { refused, build: this.refusals.build });
     const unkept = aside.dropped.filter((d) => refused.has(d.id));
     if (unkept.length > 0) {
       // An earlier version's item whose ids make no key: its items stay, as they did before.

@@ -114,6 +114,15 @@ export class Refusals {
     }
   }
 
+  /**
+   * Of the items refused again at a replay, those to write again with why and this code: any
+   * other code refused (or set aside unread) before. One this code refused before keeps its
+   * first record, so that only a process started since it, or of other code, tries it again.
+   */
+  rewrite(before: HeldEvent["refused"], refused: ReadonlyMap<string, string>): Map<string, string> {
+    return new Map([...refused].filter(([id]) => before.get(id)?.build !== this.build));
+  }
+
   private remember(id: string): void {
     // Bounded: forgotten all at once past a fleet's worth (each is then tried once more).
     if (this.tried.size >= 100_000) this.tried.clear();
