@@ -125,9 +125,3 @@ export function processRss(pid: number): number {
 }
 
 /** A port nothing listens on now (a server of the bench's own takes it next). */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  const port = Number(new URL(await listen(probe)).port);
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
-}

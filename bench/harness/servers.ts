@@ -8,7 +8,8 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { freePort, sleep } from "./measure.ts";
+import { freePort } from "../../scripts/ports.ts";
+import { sleep } from "./measure.ts";
 
 const exec = promisify(execFile);
 

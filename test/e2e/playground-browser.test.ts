@@ -3,9 +3,9 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/ports.ts";
 import { type Playground, SANDBOX_FILE } from "../../src/playground/runtime.ts";
 import { startTestPlayground } from "../helpers/playground.ts";
-import { freePort } from "../helpers/ports.ts";
 import { createSecretScanner } from "../helpers/secrets.ts";
 
 /**

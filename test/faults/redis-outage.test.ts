@@ -2,8 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { connect } from "node:net";
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/ports.ts";
 import { CHANNELS, type Harness, startHarness, USERS } from "../helpers/app-harness.ts";
-import { freePort } from "../helpers/ports.ts";
 import { NO_REDIS_SERVER } from "./fault-helpers.ts";
 
 /**

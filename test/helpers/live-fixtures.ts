@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import type { CallRecord } from "@onair/slack-emulator";
+import { freePort } from "../../scripts/ports.ts";
 import type { Deps } from "../../src/deps.ts";
 import { SANDBOX_SEEDS } from "../../src/sandbox/index.ts";
 import { DEFAULT_SETTINGS, type Store } from "../../src/store/index.ts";
-import { freePort } from "./ports.ts";
 
 /** Test fixtures of the live area: an event scheduled upstream and known to the app. */
 

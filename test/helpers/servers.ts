@@ -4,7 +4,7 @@ import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { freePort } from "./ports.ts";
+import { freePort } from "../../scripts/ports.ts";
 
 /**
  * Store servers of a test's own (never the shared ones): a redis-server and a throwaway

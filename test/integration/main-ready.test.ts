@@ -2,11 +2,11 @@ import { randomBytes } from "node:crypto";
 import { connect } from "node:net";
 import { type SlackEmulator, startSlackEmulator } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../scripts/ports.ts";
 import { HOME_ACTIONS } from "../../src/ids.ts";
 import { botScopes } from "../../src/slack/scopes.ts";
 import { CHANNELS, USERS } from "../helpers/app-harness.ts";
 import { runMain, tempDir } from "../helpers/main-process.ts";
-import { freePort } from "../helpers/ports.ts";
 
 /**
  * Ready, then open: `npm start`'s entry with Slack credentials in a child process, and Slack's

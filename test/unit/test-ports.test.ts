@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { freePort } from "../helpers/ports.ts";
+import { freePort } from "../../scripts/ports.ts";
 
 const ephemeralLow = Number(
   readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").split(/\s+/)[0],

@@ -2,14 +2,16 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 
 /**
- * A port for a server a test starts later (a child app, a Redis, a balancer's backend).
+ * A port for a server started later by a test (a child app, a Redis, a balancer's backend) or by
+ * the bench (its own redis-server and PostgreSQL cluster, bench/harness/servers.ts).
  *
  * Not the kernel's pick on port 0: that comes from the ephemeral range, the same range every
  * outgoing connection's local port is drawn from. Between the probe closing and the child
  * listening, a connection to Redis, Postgres or the emulator from any test process could take it
  * (CI saw `EADDRINUSE` so). These ports lie below the ephemeral range, where no outgoing connection
  * lands, and each vitest worker has its own slice of them, so two test files never draw the same
- * one. Within a process a counter walks the slice; a port something already listens on is skipped.
+ * one (the bench, outside vitest, draws from the first). Within a process a counter walks the
+ * slice; a port something already listens on is skipped.
  */
 const LOWEST = 20_000;
 const SLICES = 8;
