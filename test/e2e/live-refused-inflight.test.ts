@@ -13,10 +13,10 @@ import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
  * 3 s, as at shutdown). The emulator holds the card's post back 2.5 s before it takes effect (the
  * request slow on its way in), so a lookup made before it lands finds nothing.
  *
- * What this shows is the outcome (one card, adopted and live, the item held) with the throw
- * really during the post. It does not reliably fail with the reload's wait removed: some runs
- * then post a second card, others do not (the channel's pacer may hold the new run's lookup
- * behind the post in flight anyway).
+ * The webhooks are sent only once the post has reached the emulator (its slow rule says so), so
+ * the model throws while the post is in flight; the test then waits past the post's landing, so
+ * a second card would be seen. With the reload's wait removed it fails (two cards: the new run
+ * looked before the post landed), 3 of 3 runs; with it, one card.
  */
 
 const realApply = EventLive.prototype.apply;
@@ -55,7 +55,7 @@ describe("an item the live model throws on, while the card's post is in flight",
       organizer: USERS.omar,
       title: "Card in flight",
     });
-    h.emulator.slow({
+    const postArrived = h.emulator.slow({
       method: "chat.postMessage",
       channel: CHANNELS.events,
       times: 1,
@@ -77,7 +77,10 @@ describe("an item the live model throws on, while the card's post is in flight",
           : undefined,
       "the subscription",
     );
-    // While the card's post is held back: the event goes live, Ada joins, then Bob (the bug).
+    // The card's post has reached Slack and is held back there: only now does the event go
+    // live, Ada join, then Bob (the bug), so the model throws while the post is in flight.
+    await postArrived;
+    const postedAt = Date.now();
     await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
     for (const name of ["Ada Lovelace", "Bug Bob"]) {
       const res = await h.sandbox.control.attendees(event.eventId, { join: [{ name }] });
@@ -112,8 +115,14 @@ describe("an item the live model throws on, while the card's post is in flight",
       "Ada's digest",
       15_000,
     );
+    // The post held back has landed by now (a second card, had the new run posted one, would
+    // have landed already: it was not held).
+    await new Promise((r) =>
+      setTimeout(r, Math.max(0, postedAt + LANDS_AFTER_MS + 300 - Date.now())),
+    );
     // The throw came while the card was still on its way (it took effect, and got its ts, after):
     // else this run did not test the wait.
+    expect(threwAt).toBeGreaterThan(postedAt);
     expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThan(threwAt);
     expect(cards()).toHaveLength(1);
     const card = cards()[0]?.ts;

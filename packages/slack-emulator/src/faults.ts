@@ -47,7 +47,7 @@ export interface SlowRule {
 
 export class FaultRules {
   private throttles: { rule: ThrottleRule; left: number }[] = [];
-  private slows: { rule: SlowRule; left: number }[] = [];
+  private slows: { rule: SlowRule; left: number; met: () => void }[] = [];
 
   /** resolves a channel reference (id, name, #name) to its id */
   constructor(private readonly channelId: (ref: string) => string | undefined) {}
@@ -76,7 +76,12 @@ export class FaultRules {
     this.throttles = [];
   }
 
-  slow(rule: SlowRule): void {
+  /**
+   * Answers the next `times` matching calls late. Resolves when the first of them arrives, before
+   * it is held or answered: a test then knows the call is on its way (with `takesEffect: "late"`,
+   * arrived and not yet landed).
+   */
+  slow(rule: SlowRule): Promise<void> {
     if (!(rule.times > 0) || !(rule.ms >= 0)) throw new Error("slow needs times > 0 and ms >= 0");
     if (
       rule.error !== undefined &&
@@ -90,7 +95,12 @@ export class FaultRules {
     if (rule.error !== undefined && rule.takesEffect === "late") {
       throw new Error("slow: an error that says the call may have happened is answered at once");
     }
-    this.slows.push({ rule, left: rule.times });
+    let met!: () => void;
+    const arrived = new Promise<void>((resolve) => {
+      met = resolve;
+    });
+    this.slows.push({ rule, left: rule.times, met });
+    return arrived;
   }
 
   /** The throttle rule this call meets, spent once: its Retry-After, or the error it answers. */
@@ -109,6 +119,7 @@ export class FaultRules {
     for (const t of this.slows) {
       if (t.left <= 0 || !this.matches(t.rule, method, args)) continue;
       t.left--;
+      t.met();
       this.slows = this.slows.filter((x) => x.left > 0);
       return t.rule;
     }

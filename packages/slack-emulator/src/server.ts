@@ -100,9 +100,11 @@ export interface SlackEmulator {
   clearThrottles(): void;
   /**
    * the next `times` matching calls take effect at once and are answered `ms` later (with
-   * `error`: answered that error, as Slack may after a call that partly or wholly happened)
+   * `error`: answered that error, as Slack may after a call that partly or wholly happened; with
+   * `takesEffect: "late"`, they take effect `ms` later); resolves when the first of them arrives,
+   * before it is held or answered
    */
-  slow(rule: SlowRule): void;
+  slow(rule: SlowRule): Promise<void>;
   /** the per-channel message rate; undefined turns it off */
   setRateLimit(limit: RateLimit | undefined): void;
   /** replaces the parts of the rate limits given (false: every limit off); buckets refill */

@@ -40,16 +40,22 @@ describe("a slow call", () => {
   });
 
   it("with takesEffect late is nowhere to be read until it lands, then answered at once", async () => {
-    emu.slow({
+    const arrived = emu.slow({
       method: "chat.postMessage",
       channel: EVENTS,
       times: 1,
       ms: 400,
       takesEffect: "late",
     });
+    const met = settled(arrived);
+    // A call the rule does not name does not meet it.
+    await bot.chat.postMessage({ channel: "general", text: "elsewhere" });
+    await pause(20);
+    expect(met()).toBe(false);
     const since = emu.calls.length;
     const post = bot.chat.postMessage({ channel: EVENTS, text: "lands late" });
-    await pause(150);
+    // The slow call has arrived (the rule says so): it is held, not yet seen.
+    await arrived;
     expect(await texts()).not.toContain("lands late");
     expect(emu.calls.slice(since).some((c) => c.method === "chat.postMessage")).toBe(false);
     const { ts } = await post;
