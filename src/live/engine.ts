@@ -722,9 +722,9 @@ export class LiveEngine {
       );
     }
     this.refusals.said(run.eventId, items, refused, "set aside");
-    if (aside.kept > 0) {
+    if (aside.unread > 0) {
       this.deps.logger.warn(
-        { event: run.eventId, items: aside.kept },
+        { event: run.eventId, items: aside.unread },
         "live: outbox items whose message this version does not read were set aside; an engine of a version that reads them applies them at its sweep",
       );
     }

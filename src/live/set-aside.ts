@@ -49,9 +49,15 @@ export const heldRepo = defineRepository({
   team: "key",
 });
 
-/** What setAside did: items kept, and items it could not keep (logged by the caller). */
+/**
+ * What setAside did: items kept, unread and refused apart (the caller says each its own way), and
+ * items it could not keep (logged by the caller).
+ */
 export interface SetAside {
-  kept: number;
+  /** Items kept that this version does not read. */
+  unread: number;
+  /** Items kept that the live model threw on (with why). */
+  refused: number;
   dropped: Array<{ id: string; reason: string }>;
 }
 
@@ -71,7 +77,7 @@ export async function setAside(
     ttlMs = HELD_TTL_MS,
   }: { refused?: ReadonlyMap<string, string>; build?: string; ttlMs?: number } = {},
 ): Promise<SetAside> {
-  const out: SetAside = { kept: 0, dropped: [] };
+  const out: SetAside = { unread: 0, refused: 0, dropped: [] };
   // Most batches have none: nothing allocated per item for them (the engine's hot path).
   const aside = items.filter((e) => e.kind === "unreadable" || refused?.has(e.id) === true);
   if (aside.length === 0) return out;
@@ -92,7 +98,8 @@ export async function setAside(
             : { item: e.item, at, why, ...(build !== undefined && { build }) },
           ttlMs,
         );
-        out.kept++;
+        if (why === undefined) out.unread++;
+        else out.refused++;
       } catch (err) {
         if (!(err instanceof StoreError) || err.code !== STORE_ERROR_CODES.invalid) throw err;
         out.dropped.push({ id: e.id, reason: err.message });

@@ -136,6 +136,8 @@ describe("an outbox item the live model throws on", () => {
     expect(said).toHaveLength(1);
     expect(said[0]).toMatchObject({ level: "error", event: "E1", item: ids[1] });
     expect(logged("an event's turn failed")).toEqual([]);
+    // Said once, as refused: not also as an item this version does not read.
+    expect(logged("whose message this version does not read")).toEqual([]);
     // The event goes on.
     await suite.store.outbox.put(joinItem("E1", 4));
     await drained("E1");

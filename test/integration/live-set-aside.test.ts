@@ -176,7 +176,11 @@ describe("items set aside, in the store", () => {
     try {
       const held = store.repository(heldRepo);
       const id = `T1:E1:${timeOrderedId()}/0`;
-      expect(await setAside(held, [entry(id)], { ttlMs: 300 })).toEqual({ kept: 1, dropped: [] });
+      expect(await setAside(held, [entry(id)], { ttlMs: 300 })).toEqual({
+        unread: 1,
+        refused: 0,
+        dropped: [],
+      });
       expect(await held.get(id)).toBeDefined();
       await new Promise((r) => setTimeout(r, 500));
       expect(await held.get(id)).toBeUndefined();
@@ -253,7 +257,7 @@ describe("items set aside, in the store", () => {
         key: `outbox:${seq}`,
       });
       const r = await setAside(held, [entry(long), colon]);
-      expect(r.kept).toBe(0);
+      expect(r.unread + r.refused).toBe(0);
       expect(r.dropped.map((d) => d.id).sort()).toEqual([long, seq].sort());
       for (const d of r.dropped) expect(d.reason).not.toBe("");
       expect(await held.list("")).toEqual([]);
