@@ -459,16 +459,12 @@ export class LiveEngine {
   private async reload(run: EventRun): Promise<EventRun | undefined> {
     run.stop();
     this.runs.delete(run.id);
-    // A Slack call under way lands first, bounded (as at shutdown): its answer is not recorded
-    // (the run is dropped), so the new run looks for it in the channel before posting again, and
-    // must find it there. A save already writing lands first too (one begun since writes nothing).
-    // Only for a post actually in flight: the turn is serial, and other runs' leases wait on it.
-    if (run.inflight > 0) {
-      await settledWithin(
-        [...run.lanes.values()].map((l) => l.done),
-        LANES_SETTLE_MS,
-      );
-    }
+    // A Slack call under way is not recorded (the run is dropped), so the new run looks for it in
+    // the channel before posting again, and must find it there: its lane in that channel starts
+    // once the call has settled (Lane's `after`; the client's timeout bounds it). Not waited for
+    // here: the turn is serial, and every other event's would wait on it. A save already writing
+    // lands first (one begun since writes nothing).
+    const after = run.callsUnderWay();
     await run.saved();
     await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
     if (this.leases && run.leaseUntil <= Date.now()) {
@@ -484,7 +480,16 @@ export class LiveEngine {
       throw err;
     }
     const { record, live, stored } = loaded;
-    const again = new EventRun(this, run.team, run.eventId, record, live, run.leaseUntil, stored);
+    const again = new EventRun(
+      this,
+      run.team,
+      run.eventId,
+      record,
+      live,
+      run.leaseUntil,
+      stored,
+      after,
+    );
     this.runs.set(again.id, again);
     return again;
   }

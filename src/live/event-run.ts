@@ -81,6 +81,8 @@ export class EventRun {
     live: EventLive,
     leaseUntil: number,
     stored: StoredChunks,
+    /** Per channel, a Slack call still under way from the run this one replaces (Lane's `after`). */
+    private readonly after: ReadonlyMap<string, Promise<void>> = new Map(),
   ) {
     this.live = live;
     const { lives, sessions } = host;
@@ -315,11 +317,22 @@ export class EventRun {
     for (const ch of this.channelsToServe()) {
       let lane = this.lanes.get(ch);
       if (!lane) {
-        lane = new Lane(this.lanePort(), ch);
+        lane = new Lane(this.lanePort(), ch, this.after.get(ch));
         this.lanes.set(ch, lane);
       }
       lane.wake();
     }
+  }
+
+  /**
+   * Per channel, what a run replacing this one waits for before calling Slack there: a lane's
+   * loop under way (its call, and its record), or what this run was itself told to wait for and
+   * its lane has not yet started on.
+   */
+  callsUnderWay(): Map<string, Promise<void>> {
+    const out = new Map(this.after);
+    for (const [ch, lane] of this.lanes) if (lane.running) out.set(ch, lane.done);
+    return out;
   }
 
   /** True when nothing is running, waiting or due (a question: it changes nothing). */

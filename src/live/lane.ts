@@ -46,6 +46,12 @@ export class Lane {
   constructor(
     private readonly run: LanePort,
     readonly channel: string,
+    /**
+     * A call to this channel still under way from the run this one replaced (engine.ts reload):
+     * the lane's first loop starts once it has settled, so a lookup for what that call posted
+     * finds it. Bounded by the Slack client's own timeout.
+     */
+    private after?: Promise<void>,
   ) {}
 
   wake(): void {
@@ -55,7 +61,9 @@ export class Lane {
     }
     if (this.running || this.run.stopped()) return;
     this.running = true;
-    this.done = this.loop()
+    const after = this.after;
+    this.after = undefined;
+    this.done = (after ? after.then(() => this.loop()) : this.loop())
       .catch((err: unknown) => this.run.logger.error({ err }, "live: lane failed"))
       .finally(() => {
         this.running = false;

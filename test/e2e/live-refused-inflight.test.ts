@@ -9,18 +9,20 @@ import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
  * The model throwing on an item while the event's card is still on its way to Slack. The run is
  * dropped and the event read again from its last save, which holds the post's in-flight mark: the
  * new run looks in the channel before posting. The post must have landed by then, or it looks too
- * early, finds nothing and posts a second card. So the reload waits for a call in flight (up to
- * 3 s, as at shutdown). The emulator holds the card's post back 2.5 s before it takes effect (the
- * request slow on its way in), so a lookup made before it lands finds nothing.
+ * early, finds nothing and posts a second card. So the new run's lane in that channel starts only
+ * once the call under way has settled (Lane's `after`, bounded by the Slack client's timeout),
+ * however long Slack takes. The emulator holds the card's post back 4 s before it takes effect
+ * (the request slow on its way in), longer than the 3 s an earlier version waited at the reload,
+ * so a lookup made before it lands finds nothing.
  *
  * The webhooks are sent only once the post has reached the emulator (its slow rule says so), so
  * the model throws while the post is in flight; the test then waits past the post's landing, so
- * a second card would be seen. With the reload's wait removed it fails (two cards: the new run
- * looked before the post landed), 3 of 3 runs; with it, one card.
+ * a second card would be seen. It fails with no wait at all, and with the earlier version's
+ * bounded wait (two cards: the new run looked before the post landed), 3 of 3 runs each.
  */
 
 const realApply = EventLive.prototype.apply;
-const LANDS_AFTER_MS = 2_500;
+const LANDS_AFTER_MS = 4_000;
 /** When the model first threw on Bob. */
 let threwAt = 0;
 
