@@ -12,6 +12,14 @@ import {
  * got no answer (`WebAPIRequestError`).
  */
 
+/**
+ * How long a bulk Slack call (the live engine's posts) may take before it counts as a lost answer
+ * (a `WebAPIRequestError`: the post's in-flight mark stays, and it is looked for before posting
+ * again). @slack/web-api waits forever by default, and a call that never answered would hold its
+ * channel's lane, and that of a run replacing it (live/lane.ts `after`), for good.
+ */
+export const SLACK_CALL_TIMEOUT_MS = 30_000;
+
 function codeOf(err: unknown): unknown {
   return err && typeof err === "object" ? (err as { code?: unknown }).code : undefined;
 }

@@ -2,7 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { WebClient } from "@slack/web-api";
 import type { LogLevel } from "../config.ts";
 import { createLogger } from "../log.ts";
-import { NoInstallationError } from "../slack-errors.ts";
+import { NoInstallationError, SLACK_CALL_TIMEOUT_MS } from "../slack-errors.ts";
 import { createCipher, openStore } from "../store/index.ts";
 import { type EngineDeps, LiveEngine } from "./engine.ts";
 import { LIVE_REPOSITORIES } from "./live-record.ts";
@@ -86,6 +86,7 @@ const deps: EngineDeps = {
       ...(init.slackApiUrl ? { slackApiUrl: init.slackApiUrl } : {}),
       rejectRateLimitedCalls: true,
       retryConfig: { retries: 0 },
+      timeout: SLACK_CALL_TIMEOUT_MS,
       logger: {
         debug: () => {},
         info: () => {},

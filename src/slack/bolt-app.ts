@@ -5,7 +5,7 @@ import type { Config } from "../config.ts";
 import { ROUTES } from "../http/routes.ts";
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
-import { NoInstallationError } from "../slack-errors.ts";
+import { NoInstallationError, SLACK_CALL_TIMEOUT_MS } from "../slack-errors.ts";
 import type { Store } from "../store/index.ts";
 import { boltLogger } from "./bolt-logger.ts";
 import { tellAdminsRotationRefused } from "./home.ts";
@@ -59,6 +59,7 @@ export function createSlackSide(opts: {
       ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
       rejectRateLimitedCalls: true,
       retryConfig: { retries: 0 },
+      timeout: SLACK_CALL_TIMEOUT_MS,
       logger: boltLog,
     });
   const installations = oauth
