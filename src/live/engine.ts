@@ -30,6 +30,7 @@ import { announceLine, ChannelPacer } from "./pacer.ts";
 import { applyRefusing, MAX_REFUSED, type RefusalPort, Refusals } from "./refusals.ts";
 import { endedAtOf, eventSnapshotOf } from "./report-post.ts";
 import { type Held, type HeldEvent, heldRepo, readableHeld, setAside } from "./set-aside.ts";
+import { CallsUnderWay } from "./under-way.ts";
 
 /**
  * The live engine: drains the outbox into live cards and digest threads.
@@ -155,6 +156,8 @@ export class LiveEngine {
   private readonly drained = new Map<string, Set<string>>();
   /** Events whose marker this instance cleared, looked at once more then (recheckCleared). */
   private readonly recheck = new Map<string, { team: string; eventId: string; at: number }>();
+  /** Slack calls dropped runs left under way, for each event's next run here (under-way.ts). */
+  private readonly underWay = new CallsUnderWay();
   /** Every lane of every event takes its channel's turn here. */
   readonly pacer: ChannelPacer;
 
@@ -279,7 +282,16 @@ export class LiveEngine {
       throw err;
     }
     const { record, live, stored } = loaded;
-    const run = new EventRun(this, team, eventId, record, live, until, stored);
+    const run = new EventRun(
+      this,
+      team,
+      eventId,
+      record,
+      live,
+      until,
+      stored,
+      this.underWay.take(key),
+    );
     this.runs.set(key, run);
     return run;
   }
@@ -441,14 +453,31 @@ export class LiveEngine {
     }
   }
 
-  /** A run dropped as it is, its markers kept and its lease given back (forEvent). */
+  /**
+   * A run dropped as it is, its markers kept and its lease given back (forEvent), unless a Slack
+   * call of it is still under way (setDown).
+   */
   private async abandon(run: EventRun): Promise<void> {
     run.stop();
     this.runs.delete(run.id);
     this.marked.delete(run.id);
+    const calling = this.setDown(run);
     // A save under way lands before the event is read again (a dropped run starts none).
     await run.saved();
-    await this.leases?.giveBack(run.team, run.eventId).catch(() => false);
+    if (!calling) await this.leases?.giveBack(run.team, run.eventId).catch(() => false);
+  }
+
+  /**
+   * What a dropped run's lanes still have under way, kept for the event's next run here
+   * (under-way.ts); true when anything is. Its lease is then not given back but left to run out
+   * (at most leaseMs): this engine takes the event again at once (the lease is its own), its new
+   * lanes waiting for those calls, while another instance takes it only once the lease has run
+   * out, by when the calls have most likely landed where its lookup finds them (each is bounded
+   * by the client's timeout, longer than a lease: a call slower than the lease can still be
+   * missed there). Not waited for here: the turn is serial, and every other event's would wait.
+   */
+  private setDown(run: EventRun): boolean {
+    return this.underWay.leave(run.id, run.callsUnderWay());
   }
 
   /**
@@ -469,6 +498,7 @@ export class LiveEngine {
     await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
     if (this.leases && run.leaseUntil <= Date.now()) {
       this.marked.delete(run.id);
+      this.underWay.leave(run.id, after);
       return undefined;
     }
     let loaded: Awaited<ReturnType<LiveEngine["loadLive"]>>;
@@ -476,7 +506,9 @@ export class LiveEngine {
       loaded = await this.loadLive(run.team, run.eventId);
     } catch (err) {
       this.marked.delete(run.id);
-      await this.leases?.giveBack(run.team, run.eventId).catch(() => false);
+      if (!this.underWay.leave(run.id, after)) {
+        await this.leases?.giveBack(run.team, run.eventId).catch(() => false);
+      }
       throw err;
     }
     const { record, live, stored } = loaded;
@@ -862,19 +894,22 @@ export class LiveEngine {
     );
     run.stop();
     this.runs.delete(run.id);
+    this.setDown(run);
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
-    const lanes: Promise<void>[] = [];
+    // Calls of dropped runs too, and those a run inherited that no lane has started on.
+    const lanes: Promise<unknown>[] = this.underWay.all();
     for (const run of this.runs.values()) {
       run.stopping = true;
       for (const lane of run.lanes.values()) {
         lane.stop();
         lanes.push(lane.done);
       }
+      lanes.push(...run.callsUnderWay().values());
     }
     // A call already sent should have its effect recorded before the store closes, or the
     // next start would post it again; bounded, so a hung call cannot hold shutdown.

@@ -31,6 +31,7 @@ import { type MirrorPort, mirrorCard } from "./record-mirror.ts";
 import { ItemError } from "./refusals.ts";
 import { blockPosts, type RefusalPort, unblock } from "./refused-notice.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
+import type { Calls } from "./under-way.ts";
 
 /** What a run needs of the engine that holds it (engine.ts): never a way back to the engine. */
 export interface RunHost {
@@ -72,6 +73,8 @@ export class EventRun {
   private queued: Promise<void> | undefined;
   private showEmails: { value: boolean; at: number } | undefined;
   private staff: { emails: StaffEmails; event: unknown } | undefined;
+  /** Per channel, a call of a run this one replaced, until it has settled (Lane's `after`). */
+  private readonly after = new Map<string, Promise<number>>();
 
   constructor(
     private readonly host: RunHost,
@@ -81,10 +84,17 @@ export class EventRun {
     live: EventLive,
     leaseUntil: number,
     stored: StoredChunks,
-    /** Per channel, a Slack call still under way from the run this one replaces (Lane's `after`). */
-    private readonly after: ReadonlyMap<string, Promise<void>> = new Map(),
+    /** Per channel, a Slack call still under way from a run this one replaces (under-way.ts). */
+    after?: Calls,
   ) {
     this.live = live;
+    // Each forgotten once settled: a run dropped later hands on only what is still under way.
+    for (const [ch, call] of after ?? []) {
+      this.after.set(ch, call);
+      void call.then(() => {
+        if (this.after.get(ch) === call) this.after.delete(ch);
+      });
+    }
     const { lives, sessions } = host;
     this.writer = new LiveWriter(
       { lives, sessions, store: host.deps.store },
@@ -326,12 +336,13 @@ export class EventRun {
 
   /**
    * Per channel, what a run replacing this one waits for before calling Slack there: a lane's
-   * loop under way (its call, and its record), or what this run was itself told to wait for and
-   * its lane has not yet started on.
+   * loop under way (its call, and its record; a lane waiting on its `after` is running), or a
+   * call this run was itself told to wait for that has not settled yet (its lane not started).
+   * Each resolves to when the channel may be called again (Lane.settled).
    */
-  callsUnderWay(): Map<string, Promise<void>> {
+  callsUnderWay(): Map<string, Promise<number>> {
     const out = new Map(this.after);
-    for (const [ch, lane] of this.lanes) if (lane.running) out.set(ch, lane.done);
+    for (const [ch, lane] of this.lanes) if (lane.running) out.set(ch, lane.settled());
     return out;
   }
 

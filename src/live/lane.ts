@@ -47,12 +47,21 @@ export class Lane {
     private readonly run: LanePort,
     readonly channel: string,
     /**
-     * A call to this channel still under way from the run this one replaced (engine.ts reload):
-     * the lane's first loop starts once it has settled, so a lookup for what that call posted
-     * finds it. Bounded by the Slack client's own timeout.
+     * A call to this channel still under way from a run this one replaced (under-way.ts): the
+     * lane's first loop starts once it has settled, so a lookup for what that call posted finds
+     * it, and not before the pause that run's lane took after it (a lost answer's, a refusal's).
+     * Bounded by the Slack client's own timeout.
      */
-    private after?: Promise<void>,
+    private after?: Promise<number>,
   ) {}
+
+  /**
+   * Resolves, once the current loop has finished, to when the channel may be called again: the
+   * pause a failure left (nextAt), 0 when none. What a run replacing this one waits for.
+   */
+  settled(): Promise<number> {
+    return this.done.then(() => this.nextAt);
+  }
 
   wake(): void {
     if (this.timer) {
@@ -63,7 +72,14 @@ export class Lane {
     this.running = true;
     const after = this.after;
     this.after = undefined;
-    this.done = (after ? after.then(() => this.loop()) : this.loop())
+    this.done = (
+      after
+        ? after.then((notBefore) => {
+            this.nextAt = Math.max(this.nextAt, notBefore);
+            return this.loop();
+          })
+        : this.loop()
+    )
       .catch((err: unknown) => this.run.logger.error({ err }, "live: lane failed"))
       .finally(() => {
         this.running = false;

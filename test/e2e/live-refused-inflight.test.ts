@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { CARD_EVENT } from "../../src/live/recover.ts";
 import { heldRepo } from "../../src/live/set-aside.ts";
 import { EventLive } from "../../src/live/state.ts";
@@ -23,8 +23,8 @@ import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
 
 const realApply = EventLive.prototype.apply;
 const LANDS_AFTER_MS = 4_000;
-/** When the model first threw on Bob. */
-let threwAt = 0;
+/** When the model first threw on each attendee whose name starts "Bug ". */
+const threwAt = new Map<string, number>();
 
 let h: Harness;
 beforeAll(async () => {
@@ -34,55 +34,86 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.close();
 });
+beforeEach(() => {
+  vi.spyOn(EventLive.prototype, "apply").mockImplementation(function (
+    this: EventLive,
+    ...args: Parameters<EventLive["apply"]>
+  ) {
+    const result = realApply.apply(this, args);
+    const msg = args[0];
+    if (msg.type === "ATTENDEE_INFO" && msg.info.name.startsWith("Bug ")) {
+      if (!threwAt.has(msg.info.name)) threwAt.set(msg.info.name, Date.now());
+      throw new TypeError(`no seat for ${msg.info.name}`);
+    }
+    return result;
+  });
+});
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
+/**
+ * An event notified to `channel`, its card's post held back by the emulator (see above). Each
+ * test has its own channel: a post to the channel by an earlier test's event (its thread) would
+ * be the one held.
+ */
+async function notifiedWithCardHeld(title: string, channel: string) {
+  const event = await seedEvent(h.app.deps, { team: TEAM, organizer: USERS.omar, title });
+  const postArrived = h.emulator.slow({
+    method: "chat.postMessage",
+    channel,
+    times: 1,
+    ms: LANDS_AFTER_MS,
+    takesEffect: "late",
+  });
+  const since = h.emulator.calls.length;
+  await h.driver.slashCommand({
+    user: USERS.omar,
+    channel,
+    text: `notify ${event.eventId} <#${channel}|x>`,
+    escaped: true,
+  });
+  // The notify goes on after its ack: the webhooks are registered, then the card is posted.
+  await eventually(
+    async () =>
+      (await h.app.store.subscriptions.forEvent(TEAM, event.eventId)).length > 0 ? true : undefined,
+    "the subscription",
+  );
+  // The card's post has reached Slack and is held back there.
+  await postArrived;
+  const postedAt = Date.now();
+  const cards = () =>
+    h.emulator.workspace
+      .topLevel(channel)
+      .filter(
+        (m) =>
+          (m.metadata as { event_type?: string } | undefined)?.event_type === CARD_EVENT &&
+          JSON.stringify(m.metadata).includes(event.eventId),
+      );
+  const topLevelPosts = () =>
+    h.emulator.calls
+      .slice(since)
+      .filter(
+        (c) =>
+          c.method === "chat.postMessage" &&
+          c.args.channel === channel &&
+          c.args.thread_ts === undefined,
+      );
+  /** Resolves once the held post has landed, and a card posted meanwhile would have too. */
+  const landed = () =>
+    new Promise((r) => setTimeout(r, Math.max(0, postedAt + LANDS_AFTER_MS + 300 - Date.now())));
+  /** The one card is the post held (else the test held another call, and tested nothing). */
+  const cardIsTheHeldPost = () =>
+    expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThanOrEqual(postedAt + LANDS_AFTER_MS - 500);
+  return { event, since, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost };
+}
+
 describe("an item the live model throws on, while the card's post is in flight", () => {
   it("is set aside once the post has landed; the card is posted once and goes on", async () => {
-    vi.spyOn(EventLive.prototype, "apply").mockImplementation(function (
-      this: EventLive,
-      ...args: Parameters<EventLive["apply"]>
-    ) {
-      const result = realApply.apply(this, args);
-      const msg = args[0];
-      if (msg.type === "ATTENDEE_INFO" && msg.info.name === "Bug Bob") {
-        threwAt ||= Date.now();
-        throw new TypeError("no seat for Bug Bob");
-      }
-      return result;
-    });
-    const event = await seedEvent(h.app.deps, {
-      team: TEAM,
-      organizer: USERS.omar,
-      title: "Card in flight",
-    });
-    const postArrived = h.emulator.slow({
-      method: "chat.postMessage",
-      channel: CHANNELS.events,
-      times: 1,
-      ms: LANDS_AFTER_MS,
-      takesEffect: "late",
-    });
-    const since = h.emulator.calls.length;
-    await h.driver.slashCommand({
-      user: USERS.omar,
-      channel: CHANNELS.events,
-      text: `notify ${event.eventId} <#${CHANNELS.events}|x>`,
-      escaped: true,
-    });
-    // The notify goes on after its ack: the webhooks are registered, then the card is posted.
-    await eventually(
-      async () =>
-        (await h.app.store.subscriptions.forEvent(TEAM, event.eventId)).length > 0
-          ? true
-          : undefined,
-      "the subscription",
-    );
-    // The card's post has reached Slack and is held back there: only now does the event go
-    // live, Ada join, then Bob (the bug), so the model throws while the post is in flight.
-    await postArrived;
-    const postedAt = Date.now();
+    const { event, since, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost } =
+      await notifiedWithCardHeld("Card in flight", CHANNELS.events);
+    // Only now does the event go live, Ada join, then Bob (the bug), so the model throws while
+    // the post is in flight.
     await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
     for (const name of ["Ada Lovelace", "Bug Bob"]) {
       const res = await h.sandbox.control.attendees(event.eventId, { join: [{ name }] });
@@ -93,14 +124,6 @@ describe("an item the live model throws on, while the card's post is in flight",
       "the model's throw, said",
       10_000,
     );
-    const cards = () =>
-      h.emulator.workspace
-        .topLevel(CHANNELS.events)
-        .filter(
-          (m) =>
-            (m.metadata as { event_type?: string } | undefined)?.event_type === CARD_EVENT &&
-            JSON.stringify(m.metadata).includes(event.eventId),
-        );
     // The run after the reload adopted the card and went on with it: Ada in its thread, the card
     // live; Bob set aside with why.
     const digestOfAda = await eventually(
@@ -119,14 +142,14 @@ describe("an item the live model throws on, while the card's post is in flight",
     );
     // The post held back has landed by now (a second card, had the new run posted one, would
     // have landed already: it was not held).
-    await new Promise((r) =>
-      setTimeout(r, Math.max(0, postedAt + LANDS_AFTER_MS + 300 - Date.now())),
-    );
+    await landed();
     // The throw came while the card was still on its way (it took effect, and got its ts, after):
     // else this run did not test the wait.
-    expect(threwAt).toBeGreaterThan(postedAt);
-    expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThan(threwAt);
+    const threw = threwAt.get("Bug Bob") ?? 0;
+    expect(threw).toBeGreaterThan(postedAt);
+    expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThan(threw);
     expect(cards()).toHaveLength(1);
+    cardIsTheHeldPost();
     const card = cards()[0]?.ts;
     expect(digestOfAda.args.thread_ts).toBe(card);
     // The card shows the event live: posted so, if the state came before the post was planned,
@@ -140,14 +163,35 @@ describe("an item the live model throws on, while the card's post is in flight",
       held.map((r) => (r.value.item.message as { info?: { name?: string } }).info?.name),
     ).toEqual(["Bug Bob"]);
     expect(held[0]?.value.why).toBe("TypeError: no seat for Bug Bob");
-    const posts = h.emulator.calls
-      .slice(since)
-      .filter(
-        (c) =>
-          c.method === "chat.postMessage" &&
-          c.args.channel === CHANNELS.events &&
-          c.args.thread_ts === undefined,
-      );
-    expect(posts).toHaveLength(1);
+    expect(topLevelPosts()).toHaveLength(1);
+  });
+
+  it("past the breaker, the run dropped as it is: the event's next run waits for the post too", async () => {
+    // The breaker drops the run with its lease given back (not reloaded): the engine's next look
+    // at its markers takes the event up again at once and wakes its lanes, which look in the
+    // channel for the card in flight. It fails when that run does not wait for the post (two
+    // cards: it looked before the post landed).
+    const { event, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost } =
+      await notifiedWithCardHeld("Breaker with a card in flight", CHANNELS.townHall);
+    const bugs = ["Bug Bea 1", "Bug Bea 2", "Bug Bea 3", "Bug Bea 4"];
+    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+    const res = await h.sandbox.control.attendees(event.eventId, {
+      join: bugs.map((name) => ({ name })),
+    });
+    expect(res.delivered).toBe(bugs.length);
+    await eventually(
+      () => (h.logs.join("").includes("taken as the event's fault") ? true : undefined),
+      "the breaker, said",
+      10_000,
+    );
+    const brokeAt = Date.now();
+    await landed();
+
+    // The breaker tripped while the card was on its way: else this run did not test the wait.
+    expect(Math.min(...bugs.map((b) => threwAt.get(b) ?? 0))).toBeGreaterThan(postedAt);
+    expect(brokeAt).toBeLessThan(postedAt + LANDS_AFTER_MS);
+    expect(cards()).toHaveLength(1);
+    expect(topLevelPosts()).toHaveLength(1);
+    cardIsTheHeldPost();
   });
 });

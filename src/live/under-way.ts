@@ -1,0 +1,52 @@
+/**
+ * Slack calls a dropped run left under way, per channel: what the next run of the same event
+ * waits for, channel by channel, before it calls Slack there (Lane's `after`). Each resolves to
+ * when the channel may be called again: not before the pause the dropped run's lane took after
+ * the call (a lost answer's), 0 when none.
+ *
+ * A run is dropped while a lane's call may still be on its way (a post sent, its answer not yet
+ * back). The call's effect is not recorded (the run that would record it is gone), so the next
+ * run reads the post's in-flight mark from the last save and looks in the channel before posting
+ * again. It must look only once the call has landed, or it finds nothing and posts a second card.
+ *
+ * A reload hands its run's calls to the run it builds at once. Every other way a run is dropped
+ * (the breaker, a reload that cannot go on, a lease lost) leaves them here, keyed by the event,
+ * for whichever run of the event this engine takes up next (acquire); each entry is forgotten
+ * once all its calls have settled. Each call is bounded by the Slack client's own timeout
+ * (SLACK_CALL_TIMEOUT_MS), so every entry goes.
+ */
+export type Calls = ReadonlyMap<string, Promise<number>>;
+
+export class CallsUnderWay {
+  private readonly byEvent = new Map<string, Calls>();
+
+  /**
+   * Keeps `calls` for the event's next run here, with any still kept from before (a channel's
+   * newer call replaces the older, which it waited for). True when any was given.
+   */
+  leave(event: string, calls: Calls): boolean {
+    if (calls.size === 0) return false;
+    const kept = new Map([...(this.byEvent.get(event) ?? []), ...calls]);
+    this.byEvent.set(event, kept);
+    void Promise.allSettled(kept.values()).then(() => {
+      if (this.byEvent.get(event) === kept) this.byEvent.delete(event);
+    });
+    return true;
+  }
+
+  /** The event's calls kept here, handed over (and so no longer kept): the next run waits. */
+  take(event: string): Calls | undefined {
+    const calls = this.byEvent.get(event);
+    this.byEvent.delete(event);
+    return calls;
+  }
+
+  /** Every call kept (shutdown waits for them, bounded). */
+  all(): Promise<number>[] {
+    return [...this.byEvent.values()].flatMap((calls) => [...calls.values()]);
+  }
+
+  get size(): number {
+    return this.byEvent.size;
+  }
+}

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { CallsUnderWay } from "../../../src/live/under-way.ts";
+
+/** A call under way, settled when the test says. */
+function call(): { promise: Promise<number>; settle: () => void } {
+  let settle = () => {};
+  const promise = new Promise<number>((resolve) => {
+    settle = () => resolve(0);
+  });
+  return { promise, settle };
+}
+
+const flush = () => new Promise((r) => setImmediate(r));
+
+describe("calls a dropped run left under way", () => {
+  it("are handed to the event's next run once, and kept for no other event", () => {
+    const kept = new CallsUnderWay();
+    const a = call();
+    expect(kept.leave("T:e1", new Map([["C1", a.promise]]))).toBe(true);
+    expect(kept.take("T:e2")).toBeUndefined();
+    expect([...(kept.take("T:e1") ?? [])]).toEqual([["C1", a.promise]]);
+    // Handed over: the run that took them hands them on itself if it is dropped in turn.
+    expect(kept.take("T:e1")).toBeUndefined();
+  });
+
+  it("are nothing to keep when none is under way", () => {
+    const kept = new CallsUnderWay();
+    expect(kept.leave("T:e1", new Map())).toBe(false);
+    expect(kept.size).toBe(0);
+  });
+
+  it("left twice for one event are kept together, a channel's newer call replacing the older", () => {
+    const kept = new CallsUnderWay();
+    const older = call();
+    const other = call();
+    const newer = call();
+    kept.leave(
+      "T:e1",
+      new Map([
+        ["C1", older.promise],
+        ["C2", other.promise],
+      ]),
+    );
+    kept.leave("T:e1", new Map([["C1", newer.promise]]));
+    const taken = kept.take("T:e1");
+    expect(taken?.get("C1")).toBe(newer.promise);
+    expect(taken?.get("C2")).toBe(other.promise);
+  });
+
+  it("are forgotten once every one of them has settled, and not before", async () => {
+    const kept = new CallsUnderWay();
+    const a = call();
+    const b = call();
+    kept.leave(
+      "T:e1",
+      new Map([
+        ["C1", a.promise],
+        ["C2", b.promise],
+      ]),
+    );
+    a.settle();
+    await flush();
+    expect(kept.size).toBe(1);
+    expect(kept.all()).toHaveLength(2);
+    b.settle();
+    await flush();
+    expect(kept.size).toBe(0);
+    expect(kept.take("T:e1")).toBeUndefined();
+  });
+
+  it("left again before the first set settled are not forgotten with it", async () => {
+    const kept = new CallsUnderWay();
+    const first = call();
+    const second = call();
+    kept.leave("T:e1", new Map([["C1", first.promise]]));
+    kept.leave("T:e1", new Map([["C2", second.promise]]));
+    first.settle();
+    await flush();
+    // The first set settled, but the event's kept calls are the merged set: still one under way.
+    expect(kept.take("T:e1")?.get("C2")).toBe(second.promise);
+  });
+});
