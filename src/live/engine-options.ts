@@ -1,5 +1,6 @@
 import { codeBuild } from "../build-id.ts";
 import { QUIET_END_MS } from "../domain/instance-end.ts";
+import { SLACK_CALL_TIMEOUT_MS } from "../slack-errors.ts";
 
 /** The live engine's timings (engine.ts); tests shorten them. */
 
@@ -55,6 +56,12 @@ export interface LiveEngineOptions {
    * is tried again by an instance of other code, started before or after (refusals.ts).
    */
   build?: string;
+  /**
+   * How long a Slack call of the engine's own thread (worker-main.ts) may take before its answer
+   * counts as lost (the post is then looked for before it goes out again). Default
+   * SLACK_CALL_TIMEOUT_MS, 30 s. Inline (tests), the engine uses the app's clients, bounded so.
+   */
+  slackCallTimeoutMs?: number;
 }
 
 /** The options with every default filled in. */
@@ -72,6 +79,7 @@ export interface EngineOptions {
   quietMs: number;
   driftMs: number;
   build: string;
+  slackCallTimeoutMs: number;
 }
 
 export function engineOptions(options: LiveEngineOptions): EngineOptions {
@@ -89,5 +97,6 @@ export function engineOptions(options: LiveEngineOptions): EngineOptions {
     quietMs: options.quietMs ?? QUIET_END_MS,
     driftMs: options.driftMs ?? 5_000,
     build: options.build ?? codeBuild(),
+    slackCallTimeoutMs: options.slackCallTimeoutMs ?? SLACK_CALL_TIMEOUT_MS,
   };
 }

@@ -86,7 +86,7 @@ const deps: EngineDeps = {
       ...(init.slackApiUrl ? { slackApiUrl: init.slackApiUrl } : {}),
       rejectRateLimitedCalls: true,
       retryConfig: { retries: 0 },
-      timeout: SLACK_CALL_TIMEOUT_MS,
+      timeout: init.engine.slackCallTimeoutMs ?? SLACK_CALL_TIMEOUT_MS,
       logger: {
         debug: () => {},
         info: () => {},
