@@ -168,7 +168,9 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   }
 
   const signingSecret = config.slack.signingSecret ?? randomBytes(32).toString("hex");
-  const slack = createSlackSide({ config, signingSecret, store, logger, metrics });
+  const side = { config, signingSecret, store, logger, metrics };
+  const bulk = options.liveOptions?.slackCallTimeoutMs;
+  const slack = createSlackSide({ ...side, bulkCallTimeoutMs: bulk });
   // Bolt's authorization (auth.test with a bot token) before the port opens: a token Slack
   // refuses stops the start here, in one line naming it.
   try {

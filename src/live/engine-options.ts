@@ -57,9 +57,9 @@ export interface LiveEngineOptions {
    */
   build?: string;
   /**
-   * How long a Slack call of the engine's own thread (worker-main.ts) may take before its answer
-   * counts as lost (the post is then looked for before it goes out again). Default
-   * SLACK_CALL_TIMEOUT_MS, 30 s. Inline (tests), the engine uses the app's clients, bounded so.
+   * How long a Slack call of the engine may take before its answer counts as lost (the post is
+   * then looked for before it goes out again). Default SLACK_CALL_TIMEOUT_MS, 30 s. The clients
+   * of the engine's own thread (worker-main.ts), or inline the app's bulk clients (app.ts).
    */
   slackCallTimeoutMs?: number;
 }

@@ -76,16 +76,26 @@ const EVENT_RETRY = { firstMs: 1_000, maxMs: 60_000 } as const;
 /** A stopped run's Slack calls under way are waited for this long at most. */
 const LANES_SETTLE_MS = 3_000;
 
-/** Resolves once every promise has settled, or after `ms`, whichever is first. */
-async function settledWithin(all: readonly Promise<unknown>[], ms: number): Promise<void> {
+/**
+ * Per key, whether all its promises settled within `ms` (all keys waited for together, `ms` at
+ * most in all).
+ */
+async function settledPerEvent(
+  byKey: ReadonlyMap<string, readonly Promise<unknown>[]>,
+  ms: number,
+): Promise<Map<string, boolean>> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([
-    Promise.allSettled(all),
-    new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, ms);
+  const deadline = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const out = new Map<string, boolean>();
+  await Promise.all(
+    [...byKey].map(async ([key, all]) => {
+      out.set(key, await Promise.race([Promise.allSettled(all).then(() => true), deadline]));
     }),
-  ]);
+  );
   clearTimeout(timer);
+  return out;
 }
 /** Past the bound of any store write (STORE_OP_TIMEOUT_MS) and the clocks' drift between instances. */
 const RECHECK_MS = 5_000;
@@ -277,8 +287,9 @@ export class LiveEngine {
     try {
       loaded = await this.loadLive(team, eventId);
     } catch (err) {
-      // Not held with nothing to show for it: another instance (a newer version) may read it.
-      await this.leases?.giveBack(team, eventId).catch(() => false);
+      // Not held with nothing to show for it: another instance (a newer version) may read it,
+      // unless a dropped run's call is still under way here (setDown).
+      if (!this.underWay.has(key)) await this.leases?.giveBack(team, eventId).catch(() => false);
       throw err;
     }
     const { record, live, stored } = loaded;
@@ -304,12 +315,15 @@ export class LiveEngine {
   private async release(run: EventRun): Promise<void> {
     run.stop();
     this.runs.delete(run.id);
+    // Let go with nothing to do, or with its subscription gone while a lane was still calling
+    // (tidy): that call is handed on as any dropped run's, and the lease kept while it is.
+    const calling = this.setDown(run);
     // A lane's save still under way lands first: the next owner must find what it names.
     await run.saved();
     await run.writer.deleteWith([], (k) => this.deps.store.deleteMany(k), true).catch(() => 0);
     if (this.marked.delete(run.id)) await this.active.delete(run.id);
     this.failing.tend.delete(run.id);
-    await this.leases?.giveBack(run.team, run.eventId);
+    if (!calling) await this.leases?.giveBack(run.team, run.eventId);
   }
 
   private async mark(run: EventRun): Promise<void> {
@@ -432,7 +446,7 @@ export class LiveEngine {
    * `step` for one event. The store itself failing fails the turn (every event would fail alike);
    * any other failure is the event's own (a record it cannot read, an item it cannot apply):
    * eventFailed, and the caller goes on with the next event. A run the step took up (`held`
-   * false) is let go again without a trace (its markers stay, its lease is given back), so the
+   * false) is let go again without a trace (its markers stay, its lease is given back unless a call of it is under way: setDown), so the
    * next try starts from what is stored, as a run taken up then would.
    */
   private async forEvent(
@@ -901,37 +915,56 @@ export class LiveEngine {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.ticking;
-    // Calls of dropped runs too, and those a run inherited that no lane has started on.
-    const lanes: Promise<unknown>[] = this.underWay.all();
+    // Per event: its lanes' calls, those it inherited that no lane has started on, and those of
+    // dropped runs kept for it (setDown).
+    const calls = this.underWay.byEventCalls();
     for (const run of this.runs.values()) {
       run.stopping = true;
+      const mine = calls.get(run.id) ?? [];
       for (const lane of run.lanes.values()) {
         lane.stop();
-        lanes.push(lane.done);
+        mine.push(lane.done);
       }
-      lanes.push(...run.callsUnderWay().values());
+      mine.push(...run.callsUnderWay().values());
+      calls.set(run.id, mine);
     }
     // A call already sent should have its effect recorded before the store closes, or the
     // next start would post it again; bounded, so a hung call cannot hold shutdown.
-    await settledWithin(lanes, LANES_SETTLE_MS);
+    const calm = await settledPerEvent(calls, LANES_SETTLE_MS);
     const runs = [...this.runs.values()];
     for (const run of runs) run.stop();
     this.runs.clear();
     // Given back, so that another instance takes the events over at once rather than when the
     // leases run out (a rolling restart would otherwise pause every card for up to a lease).
     // Each run saved what it had; its live-active marker stays, so whoever takes it over posts
-    // what is left.
+    // what is left. Not an event with a call still under way: another instance would look for
+    // what it posts before it lands; its lease runs out instead. An event only a dropped run's
+    // calls kept (its lease kept for them) is given back once they have settled.
     const leases = this.leases;
     if (!leases) return;
+    const events = new Map<string, { team: string; eventId: string; saved?: Promise<void> }>();
+    for (const [key] of calls) {
+      const i = key.indexOf(":");
+      if (i > 0) events.set(key, { team: key.slice(0, i), eventId: key.slice(i + 1) });
+    }
+    for (const run of runs)
+      events.set(run.id, { team: run.team, eventId: run.eventId, saved: run.saved() });
     await Promise.all(
-      runs.map(async (run) => {
+      [...events].map(async ([key, { team, eventId, saved }]) => {
         try {
-          await run.saved();
-          if (await leases.giveBack(run.team, run.eventId)) {
-            this.deps.logger.info({ event: run.eventId }, "live: gave an event back");
+          await saved;
+          if (calm.get(key) === false) {
+            this.deps.logger.info(
+              { event: eventId },
+              "live: a Slack call is still under way; the event's lease runs out rather than given back",
+            );
+            return;
+          }
+          if (await leases.giveBack(team, eventId)) {
+            this.deps.logger.info({ event: eventId }, "live: gave an event back");
           }
         } catch (err) {
-          this.deps.logger.warn({ err, event: run.eventId }, "live: lease not given back");
+          this.deps.logger.warn({ err, event: eventId }, "live: lease not given back");
         }
       }),
     );

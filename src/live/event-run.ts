@@ -31,7 +31,7 @@ import { type MirrorPort, mirrorCard } from "./record-mirror.ts";
 import { ItemError } from "./refusals.ts";
 import { blockPosts, type RefusalPort, unblock } from "./refused-notice.ts";
 import type { EventLive, StaffEmails } from "./state.ts";
-import type { Calls } from "./under-way.ts";
+import { type Calls, untilOver } from "./under-way.ts";
 
 /** What a run needs of the engine that holds it (engine.ts): never a way back to the engine. */
 export interface RunHost {
@@ -73,8 +73,8 @@ export class EventRun {
   private queued: Promise<void> | undefined;
   private showEmails: { value: boolean; at: number } | undefined;
   private staff: { emails: StaffEmails; event: unknown } | undefined;
-  /** Per channel, a call of a run this one replaced, until it has settled (Lane's `after`). */
-  private readonly after = new Map<string, Promise<number>>();
+  /** Per channel, a call of a run this one replaced, until it is over (Lane's `after`). */
+  private readonly after: Map<string, Promise<number>>;
 
   constructor(
     private readonly host: RunHost,
@@ -88,13 +88,7 @@ export class EventRun {
     after?: Calls,
   ) {
     this.live = live;
-    // Each forgotten once settled: a run dropped later hands on only what is still under way.
-    for (const [ch, call] of after ?? []) {
-      this.after.set(ch, call);
-      void call.then(() => {
-        if (this.after.get(ch) === call) this.after.delete(ch);
-      });
-    }
+    this.after = untilOver(after);
     const { lives, sessions } = host;
     this.writer = new LiveWriter(
       { lives, sessions, store: host.deps.store },
@@ -337,12 +331,19 @@ export class EventRun {
   /**
    * Per channel, what a run replacing this one waits for before calling Slack there: a lane's
    * loop under way (its call, and its record; a lane waiting on its `after` is running), or a
-   * call this run was itself told to wait for that has not settled yet (its lane not started).
-   * Each resolves to when the channel may be called again (Lane.settled).
+   * call this run was itself told to wait for that has not settled yet, or whose pause is not
+   * over (its lane not started), or a lane's pause not over. Each resolves to when the channel
+   * may be called again (Lane.settled).
    */
   callsUnderWay(): Map<string, Promise<number>> {
     const out = new Map(this.after);
-    for (const [ch, lane] of this.lanes) if (lane.running) out.set(ch, lane.settled());
+    const now = Date.now();
+    for (const [ch, lane] of this.lanes) {
+      if (lane.running) out.set(ch, lane.settled());
+      // Stopped in its pause (a lost answer's): the ingest that threw stopped it, which wakes
+      // the sleep, so it may have left its loop before this is asked. The pause still holds.
+      else if (lane.nextAt > now) out.set(ch, Promise.resolve(lane.nextAt));
+    }
     return out;
   }
 

@@ -161,7 +161,10 @@ export interface RefusalPort<R extends Ingesting> {
    * undefined when the lease is no longer its (the items stay for whoever owns it).
    */
   reload(run: R): Promise<R | undefined>;
-  /** The run let go as it is, its lease given back (the breaker). */
+  /**
+   * The run let go as it is (the breaker), its lease given back, or kept to run out while a
+   * Slack call of it is under way (engine.ts setDown).
+   */
   abandon(run: R): Promise<void>;
 }
 

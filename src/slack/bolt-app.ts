@@ -48,18 +48,20 @@ export function createSlackSide(opts: {
   store: Store;
   logger: Logger;
   metrics: Metrics;
+  /** The bulk clients' bound (the inline live engine's: LiveEngineOptions.slackCallTimeoutMs). */
+  bulkCallTimeoutMs?: number | undefined;
 }): SlackSide {
   const { config, store, logger, metrics } = opts;
   const oauth = config.slack.oauth;
   const apiUrl = config.slack.apiUrl;
   const boltLog = boltLogger(logger);
   const instanceId = randomUUID();
-  const apiClient = (token: string) =>
+  const apiClient = (token: string, timeout = SLACK_CALL_TIMEOUT_MS) =>
     new WebClient(token, {
       ...(apiUrl ? { slackApiUrl: apiUrl } : {}),
       rejectRateLimitedCalls: true,
       retryConfig: { retries: 0 },
-      timeout: SLACK_CALL_TIMEOUT_MS,
+      timeout,
       logger: boltLog,
     });
   const installations = oauth
@@ -149,7 +151,7 @@ export function createSlackSide(opts: {
       }
       const cached = bulkClients.get(teamId);
       if (cached && cached.token === token) return cached;
-      const client = apiClient(token);
+      const client = apiClient(token, opts.bulkCallTimeoutMs);
       bulkClients.set(teamId, client);
       return client;
     },

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { CARD_EVENT } from "../../src/live/recover.ts";
 import { heldRepo } from "../../src/live/set-aside.ts";
@@ -57,17 +58,21 @@ afterEach(() => {
  * test has its own channel: a post to the channel by an earlier test's event (its thread) would
  * be the one held.
  */
-async function notifiedWithCardHeld(title: string, channel: string) {
-  const event = await seedEvent(h.app.deps, { team: TEAM, organizer: USERS.omar, title });
-  const postArrived = h.emulator.slow({
+async function notifiedWithCardHeld(
+  title: string,
+  channel: string,
+  { on = h, landsAfterMs = LANDS_AFTER_MS }: { on?: Harness; landsAfterMs?: number } = {},
+) {
+  const event = await seedEvent(on.app.deps, { team: TEAM, organizer: USERS.omar, title });
+  const postArrived = on.emulator.slow({
     method: "chat.postMessage",
     channel,
     times: 1,
-    ms: LANDS_AFTER_MS,
+    ms: landsAfterMs,
     takesEffect: "late",
   });
-  const since = h.emulator.calls.length;
-  await h.driver.slashCommand({
+  const since = on.emulator.calls.length;
+  await on.driver.slashCommand({
     user: USERS.omar,
     channel,
     text: `notify ${event.eventId} <#${channel}|x>`,
@@ -76,14 +81,16 @@ async function notifiedWithCardHeld(title: string, channel: string) {
   // The notify goes on after its ack: the webhooks are registered, then the card is posted.
   await eventually(
     async () =>
-      (await h.app.store.subscriptions.forEvent(TEAM, event.eventId)).length > 0 ? true : undefined,
+      (await on.app.store.subscriptions.forEvent(TEAM, event.eventId)).length > 0
+        ? true
+        : undefined,
     "the subscription",
   );
   // The card's post has reached Slack and is held back there.
   await postArrived;
   const postedAt = Date.now();
   const cards = () =>
-    h.emulator.workspace
+    on.emulator.workspace
       .topLevel(channel)
       .filter(
         (m) =>
@@ -91,7 +98,7 @@ async function notifiedWithCardHeld(title: string, channel: string) {
           JSON.stringify(m.metadata).includes(event.eventId),
       );
   const topLevelPosts = () =>
-    h.emulator.calls
+    on.emulator.calls
       .slice(since)
       .filter(
         (c) =>
@@ -101,10 +108,10 @@ async function notifiedWithCardHeld(title: string, channel: string) {
       );
   /** Resolves once the held post has landed, and a card posted meanwhile would have too. */
   const landed = () =>
-    new Promise((r) => setTimeout(r, Math.max(0, postedAt + LANDS_AFTER_MS + 300 - Date.now())));
+    new Promise((r) => setTimeout(r, Math.max(0, postedAt + landsAfterMs + 300 - Date.now())));
   /** The one card is the post held (else the test held another call, and tested nothing). */
   const cardIsTheHeldPost = () =>
-    expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThanOrEqual(postedAt + LANDS_AFTER_MS - 500);
+    expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThanOrEqual(postedAt + landsAfterMs - 500);
   return { event, since, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost };
 }
 
@@ -167,29 +174,142 @@ describe("an item the live model throws on, while the card's post is in flight",
   });
 
   it("past the breaker, the run dropped as it is: the event's next run waits for the post too", async () => {
-    // The breaker drops the run with its lease given back (not reloaded): the engine's next look
-    // at its markers takes the event up again at once and wakes its lanes, which look in the
-    // channel for the card in flight. It fails when that run does not wait for the post (two
-    // cards: it looked before the post landed).
+    await pastTheBreaker(h, CHANNELS.townHall, "Bea", "own");
+  });
+});
+
+/** The breaker's post is held this long: the engine's look at its markers (every 2 s) comes first. */
+const BREAKER_HELD_MS = 6_000;
+
+/**
+ * The breaker drops the run as it is (not read again): the engine's next look at its markers takes
+ * the event up again at once and wakes its lanes, which look in the channel for the card in
+ * flight. While that call is under way the lease is not given back (a shared store): this engine
+ * takes it again, by compare-and-set on its own id. It fails when the next run does not wait for
+ * the post (two cards: it looked before the post landed).
+ */
+async function pastTheBreaker(
+  on: Harness,
+  channel: string,
+  who: string,
+  store: "own" | "shared",
+): Promise<void> {
+  const { event, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost } =
+    await notifiedWithCardHeld(`Breaker with a card in flight (${who})`, channel, {
+      on,
+      landsAfterMs: BREAKER_HELD_MS,
+    });
+  const bugs = [1, 2, 3, 4].map((i) => `Bug ${who} ${i}`);
+  await on.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
+  const res = await on.sandbox.control.attendees(event.eventId, {
+    join: bugs.map((name) => ({ name })),
+  });
+  expect(res.delivered).toBe(bugs.length);
+  await eventually(
+    () => (on.logs.join("").includes("taken as the event's fault") ? true : undefined),
+    "the breaker, said",
+    10_000,
+  );
+  const brokeAt = Date.now();
+  // On a shared store the lease is kept, not given back (a lease of 1 ms), while the call is
+  // under way: another instance must not take the event and look before the post lands.
+  const lease =
+    store === "shared"
+      ? await on.app.store.get<string>(`live-lease:${TEAM}:${event.eventId}`)
+      : undefined;
+  await landed();
+  // The breaker tripped while the card was on its way, early enough for the markers' look to
+  // take the event up again before the post landed: else this run did not test the wait.
+  expect(Math.min(...bugs.map((b) => threwAt.get(b) ?? 0))).toBeGreaterThan(postedAt);
+  expect(brokeAt).toBeLessThan(postedAt + BREAKER_HELD_MS - 2_500);
+  expect(cards()).toHaveLength(1);
+  expect(topLevelPosts()).toHaveLength(1);
+  cardIsTheHeldPost();
+  if (store === "own") return;
+  expect(lease).toBeTypeOf("string");
+  // And this engine took the event again (its own lease, by compare-and-set) while the post was
+  // still on its way.
+  const owning = on.logs
+    .join("")
+    .split("\n")
+    .filter((l) => l.includes("live: owning an event") && l.includes(event.eventId))
+    .map((l) => (JSON.parse(l) as { time: number }).time);
+  expect(owning.some((t) => t > brokeAt - 1_000 && t < postedAt + BREAKER_HELD_MS)).toBe(true);
+}
+
+const REDIS = process.env.TEST_REDIS_URL;
+const required = process.env.ONAIR_REQUIRE_SERVICES === "1";
+
+describe.skipIf(!REDIS && !required)(
+  "on a store several instances share (Redis), with leases",
+  () => {
+    let shared: Harness;
+    beforeAll(async () => {
+      if (!REDIS) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
+      shared = await startHarness({
+        storeUrl: REDIS,
+        storeNamespace: `inflight-${randomUUID().slice(0, 8)}`,
+        liveEngine: "inline",
+      });
+    });
+    afterAll(async () => {
+      await shared?.close();
+    });
+
+    it("past the breaker, the lease is kept while the card's post is on its way, and the next run waits for it", async () => {
+      await pastTheBreaker(shared, CHANNELS.events, "Bo", "shared");
+    });
+  },
+);
+
+describe("an item the live model throws on while a lane pauses after a lost answer", () => {
+  // The engine's Slack calls bounded at 1 s: the card's post, held 2.5 s, is a lost answer (the
+  // lane pauses NO_ANSWER_BACKOFF, 2 s, before it looks for it), and lands meanwhile.
+  const BOUND_MS = 1_000;
+  const HELD_MS = 2_500;
+  let slow: Harness;
+  beforeAll(async () => {
+    slow = await startHarness({
+      liveEngine: "inline",
+      liveOptions: { slackCallTimeoutMs: BOUND_MS },
+    });
+  });
+  afterAll(async () => {
+    await slow?.close();
+  });
+
+  it("the runs read again wait the pause out before looking: the card is posted once", async () => {
+    // The throws stop the old run, which wakes its lane out of the pause: it is no longer
+    // running when the reload asks what to wait for. Two throws in a row read the event again
+    // twice: the run between is dropped before any lane of it starts. It fails when the new run
+    // forgets the pause either way (two cards: it looked before the post landed).
     const { event, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost } =
-      await notifiedWithCardHeld("Breaker with a card in flight", CHANNELS.townHall);
-    const bugs = ["Bug Bea 1", "Bug Bea 2", "Bug Bea 3", "Bug Bea 4"];
-    await h.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
-    const res = await h.sandbox.control.attendees(event.eventId, {
+      await notifiedWithCardHeld("Paused after a lost answer", CHANNELS.events, {
+        on: slow,
+        landsAfterMs: HELD_MS,
+      });
+    await eventually(
+      () => (slow.logs.join("").includes("live: Slack call failed; will retry") ? true : undefined),
+      "the lost answer, said",
+      HELD_MS,
+    );
+    const lostAt = Date.now();
+    const bugs = ["Bug Cy 1", "Bug Cy 2"];
+    const res = await slow.sandbox.control.attendees(event.eventId, {
       join: bugs.map((name) => ({ name })),
     });
     expect(res.delivered).toBe(bugs.length);
     await eventually(
-      () => (h.logs.join("").includes("taken as the event's fault") ? true : undefined),
-      "the breaker, said",
-      10_000,
+      () =>
+        slow.logs.join("").includes("the live model threw on an outbox item") ? true : undefined,
+      "the model's throw, said",
+      HELD_MS,
     );
-    const brokeAt = Date.now();
     await landed();
-
-    // The breaker tripped while the card was on its way: else this run did not test the wait.
-    expect(Math.min(...bugs.map((b) => threwAt.get(b) ?? 0))).toBeGreaterThan(postedAt);
-    expect(brokeAt).toBeLessThan(postedAt + LANDS_AFTER_MS);
+    // The throws came in the pause, before the post landed: else this run did not test it.
+    const threw = Math.max(...bugs.map((b) => threwAt.get(b) ?? 0));
+    expect(threw).toBeGreaterThan(lostAt);
+    expect(threw).toBeLessThan(postedAt + HELD_MS);
     expect(cards()).toHaveLength(1);
     expect(topLevelPosts()).toHaveLength(1);
     cardIsTheHeldPost();

@@ -46,6 +46,11 @@ function port(post: (at: number) => Promise<void>, pacer: ChannelPacer) {
   return { port: p, state };
 }
 
+/** Resolves once the old lane's call has gone out (however loaded the machine). */
+async function started(state: { calls: number[] }): Promise<void> {
+  while (state.calls.length === 0) await new Promise((r) => setTimeout(r, 5));
+}
+
 describe("a lane told to wait for a call of the run it replaced", () => {
   it("calls only once that call has settled, and not before the pause a lost answer left", async () => {
     const pacer = new ChannelPacer(store, { paceMs: 1 });
@@ -59,8 +64,7 @@ describe("a lane told to wait for a call of the run it replaced", () => {
     }, pacer);
     const oldLane = new Lane(old.port, "C1");
     oldLane.wake();
-    await new Promise((r) => setTimeout(r, 50));
-    expect(old.state.calls).toHaveLength(1);
+    await started(old.state);
     const fresh = port(async () => {}, pacer);
     const lane = new Lane(fresh.port, "C1", oldLane.settled());
     lane.wake();
@@ -80,7 +84,7 @@ describe("a lane told to wait for a call of the run it replaced", () => {
     }, pacer);
     const oldLane = new Lane(old.port, "C2");
     oldLane.wake();
-    await new Promise((r) => setTimeout(r, 50));
+    await started(old.state);
     const fresh = port(async () => {}, pacer);
     const lane = new Lane(fresh.port, "C2", oldLane.settled());
     lane.wake();
