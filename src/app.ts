@@ -169,7 +169,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
 
   const signingSecret = config.slack.signingSecret ?? randomBytes(32).toString("hex");
   const side = { config, signingSecret, store, logger, metrics };
-  const bulk = options.liveOptions?.slackCallTimeoutMs;
+  const bulk = inThread ? undefined : options.liveOptions?.slackCallTimeoutMs;
   const slack = createSlackSide({ ...side, bulkCallTimeoutMs: bulk });
   // Bolt's authorization (auth.test with a bot token) before the port opens: a token Slack
   // refuses stops the start here, in one line naming it.

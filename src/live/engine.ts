@@ -77,8 +77,8 @@ const EVENT_RETRY = { firstMs: 1_000, maxMs: 60_000 } as const;
 const LANES_SETTLE_MS = 3_000;
 
 /**
- * Per key, whether all its promises settled within `ms` (all keys waited for together, `ms` at
- * most in all).
+ * Per key, whether all its promises settled within `ms`, none to a pause still running (all keys
+ * waited for together, `ms` at most in all).
  */
 async function settledPerEvent(
   byKey: ReadonlyMap<string, readonly Promise<unknown>[]>,
@@ -91,7 +91,11 @@ async function settledPerEvent(
   const out = new Map<string, boolean>();
   await Promise.all(
     [...byKey].map(async ([key, all]) => {
-      out.set(key, await Promise.race([Promise.allSettled(all).then(() => true), deadline]));
+      // Over: settled, and any pause it resolved to (a lost answer's: Lane.settled) past too.
+      const over = Promise.allSettled(all).then((rs) =>
+        rs.every((r) => r.status !== "fulfilled" || !(Number(r.value) > Date.now())),
+      );
+      out.set(key, await Promise.race([over, deadline]));
     }),
   );
   clearTimeout(timer);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { EventLeases } from "../../src/live/leases.ts";
 import { CARD_EVENT } from "../../src/live/recover.ts";
 import { heldRepo } from "../../src/live/set-aside.ts";
 import { EventLive } from "../../src/live/state.ts";
@@ -117,7 +118,7 @@ async function notifiedWithCardHeld(
 
 describe("an item the live model throws on, while the card's post is in flight", () => {
   it("is set aside once the post has landed; the card is posted once and goes on", async () => {
-    const { event, since, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost } =
+    const { event, since, cards, topLevelPosts, landed, cardIsTheHeldPost } =
       await notifiedWithCardHeld("Card in flight", CHANNELS.events);
     // Only now does the event go live, Ada join, then Bob (the bug), so the model throws while
     // the post is in flight.
@@ -153,7 +154,6 @@ describe("an item the live model throws on, while the card's post is in flight",
     // The throw came while the card was still on its way (it took effect, and got its ts, after):
     // else this run did not test the wait.
     const threw = threwAt.get("Bug Bob") ?? 0;
-    expect(threw).toBeGreaterThan(postedAt);
     expect(Number(cards()[0]?.ts) * 1000).toBeGreaterThan(threw);
     expect(cards()).toHaveLength(1);
     cardIsTheHeldPost();
@@ -179,7 +179,7 @@ describe("an item the live model throws on, while the card's post is in flight",
 });
 
 /** The breaker's post is held this long: the engine's look at its markers (every 2 s) comes first. */
-const BREAKER_HELD_MS = 6_000;
+const BREAKER_HELD_MS = 8_000;
 
 /**
  * The breaker drops the run as it is (not read again): the engine's next look at its markers takes
@@ -200,6 +200,9 @@ async function pastTheBreaker(
       landsAfterMs: BREAKER_HELD_MS,
     });
   const bugs = [1, 2, 3, 4].map((i) => `Bug ${who} ${i}`);
+  // On a shared store the lease is kept, not given back, while the call is under way: another
+  // instance must not take the event and look before the post lands.
+  const giveBack = vi.spyOn(EventLeases.prototype, "giveBack");
   await on.sandbox.control.setState(event.eventId, { state: "IN_EVENT" });
   const res = await on.sandbox.control.attendees(event.eventId, {
     join: bugs.map((name) => ({ name })),
@@ -211,22 +214,18 @@ async function pastTheBreaker(
     10_000,
   );
   const brokeAt = Date.now();
-  // On a shared store the lease is kept, not given back (a lease of 1 ms), while the call is
-  // under way: another instance must not take the event and look before the post lands.
-  const lease =
-    store === "shared"
-      ? await on.app.store.get<string>(`live-lease:${TEAM}:${event.eventId}`)
-      : undefined;
   await landed();
+  const givenBack = giveBack.mock.calls.filter(([, id]) => id === event.eventId);
   // The breaker tripped while the card was on its way, early enough for the markers' look to
   // take the event up again before the post landed: else this run did not test the wait.
-  expect(Math.min(...bugs.map((b) => threwAt.get(b) ?? 0))).toBeGreaterThan(postedAt);
   expect(brokeAt).toBeLessThan(postedAt + BREAKER_HELD_MS - 2_500);
   expect(cards()).toHaveLength(1);
   expect(topLevelPosts()).toHaveLength(1);
   cardIsTheHeldPost();
   if (store === "own") return;
-  expect(lease).toBeTypeOf("string");
+  // The breaker ran (the run was dropped), yet the lease was not given back while the post was
+  // on its way.
+  expect(givenBack).toEqual([]);
   // And this engine took the event again (its own lease, by compare-and-set) while the post was
   // still on its way.
   const owning = on.logs
@@ -263,10 +262,11 @@ describe.skipIf(!REDIS && !required)(
 );
 
 describe("an item the live model throws on while a lane pauses after a lost answer", () => {
-  // The engine's Slack calls bounded at 1 s: the card's post, held 2.5 s, is a lost answer (the
-  // lane pauses NO_ANSWER_BACKOFF, 2 s, before it looks for it), and lands meanwhile.
+  // The engine's Slack calls bounded at 1 s: the card's post, held 2 s, is a lost answer (the
+  // lane pauses NO_ANSWER_BACKOFF, 2 s, before it looks for it), and lands a second before the
+  // pause is over.
   const BOUND_MS = 1_000;
-  const HELD_MS = 2_500;
+  const HELD_MS = 2_000;
   let slow: Harness;
   beforeAll(async () => {
     slow = await startHarness({
@@ -280,9 +280,11 @@ describe("an item the live model throws on while a lane pauses after a lost answ
 
   it("the runs read again wait the pause out before looking: the card is posted once", async () => {
     // The throws stop the old run, which wakes its lane out of the pause: it is no longer
-    // running when the reload asks what to wait for. Two throws in a row read the event again
-    // twice: the run between is dropped before any lane of it starts. It fails when the new run
-    // forgets the pause either way (two cards: it looked before the post landed).
+    // running when the reload asks what to wait for. It fails when the new run forgets the pause
+    // (two cards: it looked before the post landed). Two throws in one batch read the event again
+    // twice, the run between dropped before any lane of it starts (untilOver); in two batches,
+    // the second run's lane has started (its pause handed on as above). Either passes only with
+    // the pause kept; which one a run met is not asserted (under-way.test.ts tests untilOver).
     const { event, postedAt, cards, topLevelPosts, landed, cardIsTheHeldPost } =
       await notifiedWithCardHeld("Paused after a lost answer", CHANNELS.events, {
         on: slow,
@@ -293,7 +295,6 @@ describe("an item the live model throws on while a lane pauses after a lost answ
       "the lost answer, said",
       HELD_MS,
     );
-    const lostAt = Date.now();
     const bugs = ["Bug Cy 1", "Bug Cy 2"];
     const res = await slow.sandbox.control.attendees(event.eventId, {
       join: bugs.map((name) => ({ name })),
@@ -308,7 +309,6 @@ describe("an item the live model throws on while a lane pauses after a lost answ
     await landed();
     // The throws came in the pause, before the post landed: else this run did not test it.
     const threw = Math.max(...bugs.map((b) => threwAt.get(b) ?? 0));
-    expect(threw).toBeGreaterThan(lostAt);
     expect(threw).toBeLessThan(postedAt + HELD_MS);
     expect(cards()).toHaveLength(1);
     expect(topLevelPosts()).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { CallsUnderWay } from "../../../src/live/under-way.ts";
+import { CallsUnderWay, untilOver } from "../../../src/live/under-way.ts";
 
 /** A call under way, settled when the test says. */
 function call(): { promise: Promise<number>; settle: () => void } {
@@ -70,7 +70,7 @@ describe("calls a dropped run left under way", () => {
 
   it("are kept until the pause the dropped lane took after them is over", async () => {
     const kept = new CallsUnderWay();
-    const pausedUntil = Date.now() + 150;
+    const pausedUntil = Date.now() + 500;
     kept.leave("T:e1", new Map([["C1", Promise.resolve(pausedUntil)]]));
     await flush();
     // Settled, but its pause holds the channel back: a run taken up now must still wait it out.
@@ -89,5 +89,24 @@ describe("calls a dropped run left under way", () => {
     await flush();
     // The first set settled, but the event's kept calls are the merged set: still one under way.
     expect(kept.take("T:e1")?.get("C2")).toBe(second.promise);
+  });
+
+  it("inherited by a run, are kept in its own copy until settled and their pause is over", async () => {
+    const answered = call();
+    const pausedUntil = Date.now() + 500;
+    const mine = untilOver(
+      new Map([
+        ["C1", answered.promise],
+        ["C2", Promise.resolve(pausedUntil)],
+      ]),
+    );
+    await flush();
+    // C1 still under way; C2 settled, its pause not over: a run dropped now hands both on.
+    expect([...mine.keys()].sort()).toEqual(["C1", "C2"]);
+    answered.settle();
+    await flush();
+    expect([...mine.keys()]).toEqual(["C2"]);
+    await new Promise((r) => setTimeout(r, pausedUntil + 30 - Date.now()));
+    expect(mine.size).toBe(0);
   });
 });
