@@ -1,6 +1,5 @@
 import { codeBuild } from "../build-id.ts";
 import { QUIET_END_MS } from "../domain/instance-end.ts";
-import { SLACK_CALL_TIMEOUT_MS } from "../slack-errors.ts";
 
 /** The live engine's timings (engine.ts); tests shorten them. */
 
@@ -79,7 +78,6 @@ export interface EngineOptions {
   quietMs: number;
   driftMs: number;
   build: string;
-  slackCallTimeoutMs: number;
 }
 
 export function engineOptions(options: LiveEngineOptions): EngineOptions {
@@ -97,6 +95,5 @@ export function engineOptions(options: LiveEngineOptions): EngineOptions {
     quietMs: options.quietMs ?? QUIET_END_MS,
     driftMs: options.driftMs ?? 5_000,
     build: options.build ?? codeBuild(),
-    slackCallTimeoutMs: options.slackCallTimeoutMs ?? SLACK_CALL_TIMEOUT_MS,
   };
 }

@@ -450,8 +450,9 @@ export class LiveEngine {
    * `step` for one event. The store itself failing fails the turn (every event would fail alike);
    * any other failure is the event's own (a record it cannot read, an item it cannot apply):
    * eventFailed, and the caller goes on with the next event. A run the step took up (`held`
-   * false) is let go again without a trace (its markers stay, its lease is given back unless a call of it is under way: setDown), so the
-   * next try starts from what is stored, as a run taken up then would.
+   * false) is let go again without a trace (its markers stay, its lease is given back unless a
+   * call of it is under way: setDown), so the next try starts from what is stored, as a run
+   * taken up then would.
    */
   private async forEvent(
     kind: keyof LiveEngine["failing"],
@@ -924,13 +925,9 @@ export class LiveEngine {
     const calls = this.underWay.byEventCalls();
     for (const run of this.runs.values()) {
       run.stopping = true;
-      const mine = calls.get(run.id) ?? [];
-      for (const lane of run.lanes.values()) {
-        lane.stop();
-        mine.push(lane.done);
-      }
-      mine.push(...run.callsUnderWay().values());
-      calls.set(run.id, mine);
+      for (const lane of run.lanes.values()) lane.stop();
+      // A running lane's loop (Lane.settled), and what it inherited or paused for.
+      calls.set(run.id, [...(calls.get(run.id) ?? []), ...run.callsUnderWay().values()]);
     }
     // A call already sent should have its effect recorded before the store closes, or the
     // next start would post it again; bounded, so a hung call cannot hold shutdown.
