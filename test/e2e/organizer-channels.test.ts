@@ -1,7 +1,9 @@
 import { validateBlocks, validateView } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DEFAULT_REMINDERS_MIN } from "../../src/domain/subscription.ts";
 import { CARD_ACTIONS, EVENT_FIELDS as F, NOTIFY_FIELDS, VIEWS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
+import { eventually } from "../helpers/live-fixtures.ts";
 import {
   commandOpensModal,
   future,
@@ -71,6 +73,21 @@ describe("the schedule form's channel", () => {
         since,
         10_000,
       );
+      // The engine schedules the reminders there after the card: the app is let out of the
+      // channel only once both are scheduled (else the later one is refused, and counted below).
+      const scheduled = () =>
+        h.emulator.calls
+          .slice(since)
+          .filter(
+            (c) =>
+              c.method === "chat.scheduleMessage" && c.ok && c.args.channel === CHANNELS.planning,
+          ).length;
+      await eventually(
+        () => (scheduled() >= DEFAULT_REMINDERS_MIN.length ? true : undefined),
+        "the reminders scheduled in #planning",
+        10_000,
+      );
+      expect(scheduled()).toBe(DEFAULT_REMINDERS_MIN.length);
       expect(creates().length).toBe(before + 1);
     } finally {
       planning().members.delete(h.emulator.workspace.app.botUserId);
