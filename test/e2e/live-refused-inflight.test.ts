@@ -315,3 +315,62 @@ describe("an item the live model throws on while a lane pauses after a lost answ
     cardIsTheHeldPost();
   });
 });
+
+describe.skipIf(!REDIS && !required)(
+  "shutdown in a lost answer's pause, on a store several instances share (Redis)",
+  () => {
+    // As above: calls bounded at 1 s, the card's post held 2 s, the lane's pause 2 s.
+    const BOUND_MS = 1_000;
+    const HELD_MS = 2_000;
+
+    it("keeps the event's lease (it runs out) rather than give it back while the pause runs", async () => {
+      if (!REDIS) throw new Error("TEST_REDIS_URL is required (ONAIR_REQUIRE_SERVICES=1)");
+      const stopping = await startHarness({
+        storeUrl: REDIS,
+        storeNamespace: `inflight-stop-${randomUUID().slice(0, 8)}`,
+        liveEngine: "inline",
+        liveOptions: { slackCallTimeoutMs: BOUND_MS },
+      });
+      let closed = false;
+      try {
+        const { event, postedAt } = await notifiedWithCardHeld(
+          "Stopped in a pause",
+          CHANNELS.events,
+          { on: stopping, landsAfterMs: HELD_MS },
+        );
+        await eventually(
+          () =>
+            stopping.logs.join("").includes("live: Slack call failed; will retry")
+              ? true
+              : undefined,
+          "the lost answer, said",
+          HELD_MS,
+        );
+        const giveBack = vi.spyOn(EventLeases.prototype, "giveBack");
+        // The app stops (a deploy): the lane is stopped in its pause, its call settled, the
+        // pause not over. Another instance must not take the event and look before then.
+        await stopping.close();
+        closed = true;
+        const stoppedAt = Date.now();
+        const kept = stopping.logs
+          .join("")
+          .split("\n")
+          .filter(
+            (l) =>
+              l.includes("the event's lease runs out rather than given back") &&
+              l.includes(event.eventId),
+          );
+        // Stopped within the pause (the lost answer at ~1 s, the pause to ~3 s after the post
+        // reached Slack): else this run did not test it.
+        const said = (JSON.parse(kept[0] ?? "{}") as { time?: number }).time ?? 0;
+        expect(said).toBeGreaterThan(0);
+        expect(said).toBeLessThan(postedAt + BOUND_MS + 2_000);
+        expect(kept).toHaveLength(1);
+        expect(giveBack.mock.calls.filter(([, id]) => id === event.eventId)).toEqual([]);
+        expect(stoppedAt).toBeGreaterThan(said);
+      } finally {
+        if (!closed) await stopping.close();
+      }
+    });
+  },
+);
