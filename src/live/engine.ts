@@ -640,7 +640,8 @@ export class LiveEngine {
    */
   private async replayHeld(now: number): Promise<void> {
     const { events, unread, next } = await readableHeld(this.held, this.heldAfter);
-    this.heldAfter = next;
+    // The cursor moves on only past a page handled to its end: the store going down partway
+    // (thrown out of here) leaves it, so the next sweep reads this page again.
     for (const e of events) {
       const { team, eventId } = e;
       const key = `${team}:${eventId}`;
@@ -657,6 +658,7 @@ export class LiveEngine {
         }
       });
     }
+    this.heldAfter = next;
   }
 
   /**

@@ -7,7 +7,14 @@ import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { LIVE_REPOSITORIES } from "../../src/live/live-record.ts";
 import { entryOf } from "../../src/live/outbox-entry.ts";
 import { HELD_TTL_MS, heldRepo, readableHeld, setAside } from "../../src/live/set-aside.ts";
-import { createCipher, openStore, outboxRepo, timeOrderedId } from "../../src/store/index.ts";
+import {
+  createCipher,
+  openStore,
+  outboxRepo,
+  STORE_ERROR_CODES,
+  StoreError,
+  timeOrderedId,
+} from "../../src/store/index.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
 import { capturedLogs } from "../helpers/log-lines.ts";
 import { engineSuite, joinItem, subscribeEvent } from "../helpers/outbox-items.ts";
@@ -101,6 +108,59 @@ describe("outbox items this version cannot read", () => {
     expect(logged("applied outbox items set aside earlier")).toHaveLength(1);
     expect(logged("were set aside")).toHaveLength(0);
     expect((await held().list("T1:E2:")).map((r) => r.id)).toEqual([unreadId]);
+  });
+
+  it("reads the same page again at the next sweep when the store fails partway through it", async () => {
+    await subscribeEvent(suite.store, "E3");
+    await subscribeEvent(suite.store, "E4");
+    const ids = ["E3", "E4"].map((e) => `T1:${e}:${timeOrderedId()}/0`);
+    for (const [i, id] of ids.entries()) {
+      await held().put(id, { item: joinItem(i === 0 ? "E3" : "E4", 1), at: Date.now() });
+    }
+    // Where each sweep's listing of held records starts (its cursor).
+    const afters: Array<string | undefined> = [];
+    const repository = suite.store.repository;
+    suite.store.repository = ((def: unknown) => {
+      const repo = repository.call(suite.store, def as typeof heldRepo);
+      if (def !== heldRepo) return repo;
+      const list = repo.list.bind(repo);
+      repo.list = (prefix, o) => {
+        // The sweep's listing is the one of every held record.
+        if (prefix === "") afters.push(o?.after);
+        return list(prefix, o);
+      };
+      return repo;
+    }) as typeof repository;
+    // The store goes down as the page's first event's applied items are removed: the sweep stops
+    // there, E4 not yet looked at.
+    const deleteMany = suite.store.deleteMany;
+    let failed = 0;
+    suite.store.deleteMany = (keys) => {
+      if (failed === 0 && keys.some((k) => k === held().key(ids[0] ?? ""))) {
+        failed++;
+        return Promise.reject(
+          new StoreError(STORE_ERROR_CODES.unavailable, "delete", "test", undefined, "down"),
+        );
+      }
+      return deleteMany.call(suite.store, keys);
+    };
+    try {
+      const e = start({ sweepMs: 100 });
+      await eventually(
+        async () => ((await held().list("T1:")).some((r) => ids.includes(r.id)) ? undefined : true),
+        "both events' held items applied and removed",
+        5_000,
+      );
+      expect(failed).toBe(1);
+      // The first sweep read from the start; the failed one did not move the cursor on, so the
+      // next read the same page (E4 with it) rather than what comes after it.
+      expect(afters.slice(0, 2)).toEqual([undefined, undefined]);
+      expect((await e.figures("T1", "E3"))?.unique).toBe(1);
+      expect((await e.figures("T1", "E4"))?.unique).toBe(1);
+    } finally {
+      suite.store.repository = repository;
+      suite.store.deleteMany = deleteMany;
+    }
   });
 
   it("keeps an item's record while setting it aside fails, and sets it aside once it can", async () => {
