@@ -396,6 +396,17 @@ describe("the live card", () => {
     });
     expect(res.failures.map((f) => f.status)).toEqual([404]);
     await new Promise((r) => setTimeout(r, 500));
-    expect(h.emulator.calls.slice(since).filter((c) => c.method.startsWith("chat."))).toEqual([]);
+    // The engine may still be at the event's reminders as the uninstall lands (scheduling one
+    // it planned before, or deleting those scheduled once it reads the subscription gone): each
+    // refused, the token revoked. Nothing else is called, nothing posts, nothing for the late
+    // comer.
+    const chat = h.emulator.calls.slice(since).filter((c) => c.method.startsWith("chat."));
+    for (const c of chat) {
+      expect([
+        "chat.scheduleMessage token_revoked",
+        "chat.deleteScheduledMessage token_revoked",
+      ]).toContain(`${c.method} ${c.error}`);
+    }
+    expect(JSON.stringify(chat.map((c) => c.args))).not.toContain("Late Comer");
   });
 });

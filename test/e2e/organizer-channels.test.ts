@@ -80,7 +80,10 @@ describe("the schedule form's channel", () => {
           .slice(since)
           .filter(
             (c) =>
-              c.method === "chat.scheduleMessage" && c.ok && c.args.channel === CHANNELS.planning,
+              c.method === "chat.scheduleMessage" &&
+              c.ok &&
+              c.args.channel === CHANNELS.planning &&
+              String(c.args.text).includes("Planning sync"),
           ).length;
       await eventually(
         () => (scheduled() >= DEFAULT_REMINDERS_MIN.length ? true : undefined),

@@ -75,7 +75,11 @@ export function engineSuite(name: string, logger: Logger, defaults: LiveEngineOp
     await suite.store?.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const start = (options: LiveEngineOptions = {}): LiveEngine => {
+  /** `reading`: told as each of the engine's turns begins (just before it reads its clock). */
+  const start = (
+    options: LiveEngineOptions = {},
+    { reading }: { reading?: () => void } = {},
+  ): LiveEngine => {
     const e = new LiveEngine(
       {
         store: suite.store,
@@ -84,6 +88,7 @@ export function engineSuite(name: string, logger: Logger, defaults: LiveEngineOp
         now: () => Date.now(),
         onClose: () => undefined,
         metrics: createMetrics(),
+        ...(reading ? { reading } : {}),
       },
       { ...defaults, ...options },
     );
