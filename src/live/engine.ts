@@ -162,6 +162,8 @@ export class LiveEngine {
   private readonly refusals: Refusals;
   /** Where the next sweep for held items reads on (set-aside.ts, readableHeld). */
   private heldAfter: string | undefined;
+  /** Where a sweep the store cut short read from: read from again once, then stepped past. */
+  private heldCutShort: { from: string | undefined } | undefined;
   private readonly refusal: RefusalPort<EventRun> = {
     reload: (run) => this.reload(run),
     abandon: (run) => this.abandon(run),
@@ -639,25 +641,36 @@ export class LiveEngine {
    * failure is its own (`held` back-off): its items stay, and its other work goes on.
    */
   private async replayHeld(now: number): Promise<void> {
-    const { events, unread, next } = await readableHeld(this.held, this.heldAfter);
-    // The cursor moves on only past a page handled to its end: the store going down partway
-    // (thrown out of here) leaves it, so the next sweep reads this page again.
-    for (const e of events) {
-      const { team, eventId } = e;
-      const key = `${team}:${eventId}`;
-      if (this.failingUntil("held", key) > now) continue;
-      const { entries: tried, untry } = this.refusals.pick(e);
-      if (tried.length === 0) continue;
-      await this.forEvent("held", key, eventId, now, this.runs.has(key), async () => {
-        try {
-          if (!(await this.replayEvent(e, tried, unread))) untry();
-        } catch (err) {
-          // The breaker: items with no why (set aside unread) stay this process's to try again.
-          untry(!isStoreDown(err));
-          throw err;
-        }
-      });
+    const from = this.heldAfter;
+    const { events, unread, next } = await readableHeld(this.held, from);
+    try {
+      for (const e of events) {
+        const { team, eventId } = e;
+        const key = `${team}:${eventId}`;
+        if (this.failingUntil("held", key) > now) continue;
+        const { entries: tried, untry } = this.refusals.pick(e);
+        if (tried.length === 0) continue;
+        await this.forEvent("held", key, eventId, now, this.runs.has(key), async () => {
+          try {
+            if (!(await this.replayEvent(e, tried, unread))) untry();
+          } catch (err) {
+            // The breaker: items with no why (set aside unread) stay this process's to try again.
+            untry(!isStoreDown(err));
+            throw err;
+          }
+        });
+      }
+    } catch (err) {
+      // Cut short by the store (forEvent lets only that through): the cursor stays, and the
+      // next sweep reads this page again; cut short again from the same place, it steps past
+      // the page, so that an event whose replay fails the store every time cannot hold back
+      // the records after it.
+      const again = this.heldCutShort !== undefined && this.heldCutShort.from === from;
+      this.heldCutShort = again ? undefined : { from };
+      if (again) this.heldAfter = next;
+      throw err;
     }
+    this.heldCutShort = undefined;
     this.heldAfter = next;
   }
 
