@@ -407,6 +407,8 @@ describe("the live card", () => {
         "chat.deleteScheduledMessage token_revoked",
       ]).toContain(`${c.method} ${c.error}`);
     }
+    // At most one a channel: a refused token blocks the channel's lane.
+    expect(new Set(chat.map((c) => c.args.channel)).size).toBe(chat.length);
     expect(JSON.stringify(chat.map((c) => c.args))).not.toContain("Late Comer");
   });
 });

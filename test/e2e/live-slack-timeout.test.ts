@@ -66,7 +66,7 @@ describe("a Slack call the engine's client gives up on", () => {
       10_000,
     );
     // Said when the client gave up, before the post landed (by the line's own time, not by when
-    // this test saw it, which load can delay).
+    // this test saw it, which load can delay; the landing is checked by the card's ts below).
     expect(lostAt).toBeLessThan(postedAt + LANDS_AFTER_MS);
     // The lane looked in the channel after the post landed, and adopted it: the event going live
     // updates that card in place.
@@ -87,6 +87,8 @@ describe("a Slack call the engine's client gives up on", () => {
     );
     expect(cards()).toHaveLength(1);
     expect(update.args.ts).toBe(cards()[0]?.ts);
+    // The card's ts is when the post took effect: after the client had given up on it.
+    expect(lostAt).toBeLessThan(Number(cards()[0]?.ts) * 1000);
     const calls = h.emulator.calls.slice(since);
     const posts = calls.filter(
       (c) =>

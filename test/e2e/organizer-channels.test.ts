@@ -1,6 +1,6 @@
 import { validateBlocks, validateView } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DEFAULT_REMINDERS_MIN } from "../../src/domain/subscription.ts";
+import { DEFAULT_REMINDERS } from "../../src/domain/event-draft.ts";
 import { CARD_ACTIONS, EVENT_FIELDS as F, NOTIFY_FIELDS, VIEWS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { eventually } from "../helpers/live-fixtures.ts";
@@ -86,11 +86,11 @@ describe("the schedule form's channel", () => {
               String(c.args.text).includes("Planning sync"),
           ).length;
       await eventually(
-        () => (scheduled() >= DEFAULT_REMINDERS_MIN.length ? true : undefined),
+        () => (scheduled() >= DEFAULT_REMINDERS.length ? true : undefined),
         "the reminders scheduled in #planning",
         10_000,
       );
-      expect(scheduled()).toBe(DEFAULT_REMINDERS_MIN.length);
+      expect(scheduled()).toBe(DEFAULT_REMINDERS.length);
       expect(creates().length).toBe(before + 1);
     } finally {
       planning().members.delete(h.emulator.workspace.app.botUserId);
