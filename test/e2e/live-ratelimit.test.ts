@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_REMINDERS_MIN } from "../../src/domain/subscription.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
-import { notifyCard } from "../helpers/live-card.ts";
+import { notifyCard, remindersScheduled } from "../helpers/live-card.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
 
 /**
@@ -301,24 +301,15 @@ describe("a rate-limited channel", () => {
     const ts = await notifyCard(h, event, CHANNELS.townHall);
     const town = h.emulator.workspace.resolveChannel(CHANNELS.townHall);
     if (!town) throw new Error("no town-hall channel");
-    // The engine schedules the event's two reminders there after the card: the channel is
-    // archived only once both are (else a reminder would be the call refused, not the update).
-    const reminders = () =>
-      h.emulator.calls
-        .slice(notified)
-        .filter(
-          (c) =>
-            c.method === "chat.scheduleMessage" &&
-            c.ok &&
-            c.args.channel === CHANNELS.townHall &&
-            String(c.args.text).includes(event.title),
-        ).length;
-    await eventually(
-      () => (reminders() >= DEFAULT_REMINDERS_MIN.length ? true : undefined),
-      "the reminders scheduled",
-      10_000,
+    // Archived only once the event's reminders are scheduled there (else a reminder would be
+    // the call refused, not the update).
+    await remindersScheduled(
+      h,
+      CHANNELS.townHall,
+      event.title,
+      notified,
+      DEFAULT_REMINDERS_MIN.length,
     );
-    expect(reminders()).toBe(DEFAULT_REMINDERS_MIN.length);
     const since = h.emulator.calls.length;
     town.is_archived = true;
     try {

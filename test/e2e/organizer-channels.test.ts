@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DEFAULT_REMINDERS } from "../../src/domain/event-draft.ts";
 import { CARD_ACTIONS, EVENT_FIELDS as F, NOTIFY_FIELDS, VIEWS } from "../../src/ids.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
-import { eventually } from "../helpers/live-fixtures.ts";
+import { remindersScheduled } from "../helpers/live-card.ts";
 import {
   commandOpensModal,
   future,
@@ -73,24 +73,15 @@ describe("the schedule form's channel", () => {
         since,
         10_000,
       );
-      // The engine schedules the reminders there after the card: the app is let out of the
-      // channel only once both are scheduled (else the later one is refused, and counted below).
-      const scheduled = () =>
-        h.emulator.calls
-          .slice(since)
-          .filter(
-            (c) =>
-              c.method === "chat.scheduleMessage" &&
-              c.ok &&
-              c.args.channel === CHANNELS.planning &&
-              String(c.args.text).includes("Planning sync"),
-          ).length;
-      await eventually(
-        () => (scheduled() >= DEFAULT_REMINDERS.length ? true : undefined),
-        "the reminders scheduled in #planning",
-        10_000,
+      // The app is let out of the channel only once the reminders are scheduled there (else
+      // the later one is refused, and counted below).
+      await remindersScheduled(
+        h,
+        CHANNELS.planning,
+        "Planning sync",
+        since,
+        DEFAULT_REMINDERS.length,
       );
-      expect(scheduled()).toBe(DEFAULT_REMINDERS.length);
       expect(creates().length).toBe(before + 1);
     } finally {
       planning().members.delete(h.emulator.workspace.app.botUserId);

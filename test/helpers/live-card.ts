@@ -1,3 +1,4 @@
+import { expect } from "vitest";
 import { type Harness, USERS } from "./app-harness.ts";
 import { eventually } from "./live-fixtures.ts";
 
@@ -31,4 +32,35 @@ export function cardTsOf(h: Harness, channel: string, title: string): Promise<st
         .find((m) => JSON.stringify(m.blocks ?? "").includes(title))?.ts,
     "the card",
   );
+}
+
+/**
+ * Waits until the engine has scheduled `count` reminders of the event titled `title` in
+ * `channel` (since call `since`), then asserts exactly that many. The engine schedules them a
+ * turn or two after the card: a test that changes the channel (archives it, removes the bot)
+ * waits for them first, or under load a reminder is the call that meets the change.
+ */
+export async function remindersScheduled(
+  h: Harness,
+  channel: string,
+  title: string,
+  since: number,
+  count: number,
+): Promise<void> {
+  const scheduled = () =>
+    h.emulator.calls
+      .slice(since)
+      .filter(
+        (c) =>
+          c.method === "chat.scheduleMessage" &&
+          c.ok &&
+          c.args.channel === channel &&
+          String(c.args.text).includes(title),
+      ).length;
+  await eventually(
+    () => (scheduled() >= count ? true : undefined),
+    `the reminders scheduled in ${channel}`,
+    10_000,
+  );
+  expect(scheduled()).toBe(count);
 }
