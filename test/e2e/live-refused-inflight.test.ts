@@ -6,6 +6,7 @@ import { heldRepo } from "../../src/live/set-aside.ts";
 import { EventLive } from "../../src/live/state.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
+import { loggedLines } from "../helpers/log-lines.ts";
 
 /**
  * The model throwing on an item while the event's card is still on its way to Slack. The run is
@@ -228,11 +229,7 @@ async function pastTheBreaker(
   expect(givenBack).toEqual([]);
   // And this engine took the event again (its own lease, by compare-and-set) while the post was
   // still on its way.
-  const owning = on.logs
-    .join("")
-    .split("\n")
-    .filter((l) => l.includes("live: owning an event") && l.includes(event.eventId))
-    .map((l) => (JSON.parse(l) as { time: number }).time);
+  const owning = loggedLines(on.logs, "live: owning an event", event.eventId).map((l) => l.time);
   expect(owning.some((t) => t > brokeAt - 1_000 && t < postedAt + BREAKER_HELD_MS)).toBe(true);
 }
 
@@ -340,11 +337,10 @@ describe.skipIf(!REDIS && !required)(
         // When the lane said it lost the answer (and paused: retryAfterMs from then).
         const lost = await eventually(
           () =>
-            stopping.logs
-              .join("")
-              .split("\n")
-              .filter((l) => l.includes("live: Slack call failed; will retry"))
-              .map((l) => JSON.parse(l) as { time: number; retryAfterMs: number })[0],
+            loggedLines<{ time: number; retryAfterMs: number }>(
+              stopping.logs,
+              "live: Slack call failed; will retry",
+            )[0],
           "the lost answer, said",
           5_000,
         );
@@ -354,16 +350,13 @@ describe.skipIf(!REDIS && !required)(
         await stopping.close();
         closed = true;
         const stoppedAt = Date.now();
-        const kept = stopping.logs
-          .join("")
-          .split("\n")
-          .filter(
-            (l) =>
-              l.includes("the event's lease runs out rather than given back") &&
-              l.includes(event.eventId),
-          );
+        const kept = loggedLines(
+          stopping.logs,
+          "the event's lease runs out rather than given back",
+          event.eventId,
+        );
         // Stopped within the pause: else this run did not test it.
-        const said = (JSON.parse(kept[0] ?? "{}") as { time?: number }).time ?? 0;
+        const said = kept[0]?.time ?? 0;
         expect(said).toBeGreaterThan(0);
         expect(said).toBeLessThan(lost.time + lost.retryAfterMs);
         // Shorter than stop()'s 3 s wait for calls: a line said at that wait's end would come

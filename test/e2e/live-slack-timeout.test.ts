@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CARD_EVENT } from "../../src/live/recover.ts";
 import { CHANNELS, type Harness, startHarness, TEAM, USERS } from "../helpers/app-harness.ts";
 import { eventually, seedEvent } from "../helpers/live-fixtures.ts";
+import { loggedLines } from "../helpers/log-lines.ts";
 
 /**
  * A bulk Slack call Slack does not answer in time: the engine's client gives up on it (its
@@ -56,12 +57,7 @@ describe("a Slack call the engine's client gives up on", () => {
         );
     // The client gave up before Slack answered: said as a failed call to be tried again.
     const lostAt = await eventually(
-      () =>
-        h.logs
-          .join("")
-          .split("\n")
-          .filter((l) => l.includes("live: Slack call failed; will retry"))
-          .map((l) => (JSON.parse(l) as { time: number }).time)[0],
+      () => loggedLines(h.logs, "live: Slack call failed; will retry")[0]?.time,
       "the lost answer, said",
       10_000,
     );

@@ -18,3 +18,18 @@ export function capturedLogs(level: Parameters<typeof createLogger>[0]["level"])
   });
   return { logger, lines };
 }
+
+/**
+ * The lines of a harness's log (`h.logs`, raw chunks of JSON lines) that include every one of
+ * `texts`, parsed: a test reads a line's own `time` and fields, not when it happened to look.
+ */
+export function loggedLines<T extends { time: number }>(
+  logs: readonly string[],
+  ...texts: string[]
+): T[] {
+  return logs
+    .join("")
+    .split("\n")
+    .filter((l) => l.trim() !== "" && texts.every((t) => l.includes(t)))
+    .map((l) => JSON.parse(l) as T);
+}
