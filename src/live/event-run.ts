@@ -8,21 +8,19 @@ import { frozenFigures, type RenderedCard } from "./card.ts";
 import { addNotice, emptyPending } from "./digest.ts";
 import type { EngineOptions } from "./engine-options.ts";
 import { Lane, type LanePort } from "./lane.ts";
+import type { Action, LiveModel, PostKind } from "./live-model.ts";
 import type { ChannelPosting, LiveRecord, StoredChunks } from "./live-record.ts";
 import { LiveWriter } from "./live-writer.ts";
 import type { OutboxEntry } from "./outbox-entry.ts";
 import type { ChannelPacer } from "./pacer.ts";
 import {
-  type Action,
   applyTransition,
   channelsToServe,
   counterOf,
   hasWork,
-  type LiveModel,
   mutedCard,
   next,
   type PlanSettings,
-  type PostKind,
   transitions,
 } from "./planner.ts";
 import type { LookupMemory, PostPort } from "./post-once.ts";

@@ -1,9 +1,9 @@
 import type { Logger } from "../log.ts";
 import type { Metrics } from "../metrics.ts";
 import { slackErrorName } from "../slack-errors.ts";
+import type { Action, PostKind } from "./live-model.ts";
 import { type Outcome, outcomeOf } from "./outcome.ts";
 import type { ChannelPacer } from "./pacer.ts";
-import type { Action, PostKind } from "./planner.ts";
 
 /** What a lane is handed by its event's runner (event-run.ts): never the runner itself. */
 export interface LanePort {

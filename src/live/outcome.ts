@@ -7,7 +7,7 @@ import {
   slackErrorName,
 } from "../slack-errors.ts";
 import { backoffMs } from "./backoff.ts";
-import type { PostKind } from "./planner.ts";
+import type { PostKind } from "./live-model.ts";
 import { LookupThrottled, NotOwner } from "./post-errors.ts";
 import { refusedPart } from "./refused-notice.ts";
 

@@ -1,10 +1,11 @@
 import { instanceEndedAt, occurrenceEnd, quietEndDue } from "../domain/instance-end.ts";
-import { type LiveSubscription, noiseOf } from "../domain/subscription.ts";
+import { noiseOf } from "../domain/subscription.ts";
 import { type Event, eventSchema } from "../upstream/events/schemas.ts";
 import { type RenderedCard, renderCard, renderMutedCard } from "./card.ts";
 import { counterText, emptyPending, isEmpty } from "./digest.ts";
+import type { Action, LiveModel, PostKind } from "./live-model.ts";
 import type { ChannelPosting, ScheduledReminder } from "./live-record.ts";
-import { callAction, open as callOpen } from "./posts/call.ts";
+import { callAction, open as callOpen } from "./posts/call-plan.ts";
 import { nextReminderStep, reminderTopUp, wantedReminders } from "./reminders.ts";
 import type { EventLive, InstanceLive } from "./state.ts";
 
@@ -15,18 +16,6 @@ import type { EventLive, InstanceLive } from "./state.ts";
  * earlier version kept) are `transitions`, which the event's owner (event-run.ts) applies as a
  * step of its own before it asks; asking "idle?" or "what next?" never ends an instance.
  */
-
-export type PostKind = "card" | "counter" | "digest" | "reminder" | "report" | "call";
-
-/** What a channel of an event needs next: a post, or nothing before `until`. */
-export type Action = { kind: PostKind } | { kind: "wait"; until: number };
-
-/** What the planner reads of an event: its subscription, live figures and channels' posting. */
-export interface LiveModel {
-  readonly sub: LiveSubscription | undefined;
-  readonly live: EventLive;
-  readonly channels: Readonly<Record<string, ChannelPosting>>;
-}
 
 export interface PlanSettings {
   /** Between two digests of a "digest" channel. */

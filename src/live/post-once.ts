@@ -6,7 +6,7 @@ import {
   retryAfterMs,
   slackErrorName,
 } from "../slack-errors.ts";
-import type { PostKind } from "./planner.ts";
+import type { PostKind } from "./live-model.ts";
 import { LookupThrottled, NotOwner } from "./post-errors.ts";
 import type { ScanProgress } from "./recover.ts";
 

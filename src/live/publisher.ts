@@ -9,8 +9,9 @@ import {
 } from "../slack-errors.ts";
 import { type RenderedCard, renderCard } from "./card.ts";
 import { digestText } from "./digest.ts";
+import type { LiveModel, PostKind } from "./live-model.ts";
 import type { ChannelPosting } from "./live-record.ts";
-import { counterOf, type LiveModel, mutedCard, type PostKind, reportDue } from "./planner.ts";
+import { counterOf, mutedCard, reportDue } from "./planner.ts";
 import { methodCall, type PostPort, postOnce } from "./post-once.ts";
 import { keepCall } from "./posts/call.ts";
 import { firstCard } from "./posts/card.ts";

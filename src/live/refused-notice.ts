@@ -6,8 +6,8 @@ import { userText } from "../domain/text.ts";
 import type { Logger } from "../log.ts";
 import type { Store } from "../store/index.ts";
 import { emptyPending } from "./digest.ts";
+import type { PostKind } from "./live-model.ts";
 import type { ChannelPosting } from "./live-record.ts";
-import type { PostKind } from "./planner.ts";
 
 /** What a refusal's bookkeeping is handed by the event's runner (event-run.ts). */
 export interface RefusalPort {

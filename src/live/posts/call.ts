@@ -1,11 +1,6 @@
-/**
- * Why this file is long: the call is one post kind of the live engine (one file per kind), and
- * its life (added with its block, participants kept in step, renamed, ended, refused) is one
- * piece: each step reads the same record and the same rules of when it is over.
- */
 import type { KnownBlock, WebClient } from "@slack/web-api";
 import { NO_UNFURL } from "../../blocks/kit.ts";
-import { eventOf, type LiveSubscription } from "../../domain/subscription.ts";
+import type { LiveSubscription } from "../../domain/subscription.ts";
 import { escapeMrkdwn } from "../../domain/text.ts";
 import {
   isPassingRefusal,
@@ -14,10 +9,11 @@ import {
   slackErrorName,
 } from "../../slack-errors.ts";
 import type { InstanceLive } from "../instance.ts";
+import type { LiveModel } from "../live-model.ts";
 import type { CallPosting } from "../live-record.ts";
-import type { Action, LiveModel } from "../planner.ts";
 import { methodCall, type PostSpec, postOnce } from "../post-once.ts";
 import { findReply } from "../recover.ts";
+import { joinUrlOf, open, over, signature, titleOf } from "./call-plan.ts";
 import type { PostContext } from "./context.ts";
 
 /**
@@ -40,6 +36,9 @@ import type { PostContext } from "./context.ts";
  * A workspace without calls:write yet (installed before the app asked for it), or any other
  * refusal of the Calls API, costs that instance's call, never the card: logged once, not tried
  * again for the instance; the settings Check names the reinstall.
+ *
+ * When a step is due is decided apart, purely (call-plan.ts, which the planner asks); this file
+ * takes the step.
  */
 
 export const CALL_EVENT = "onair_call";
@@ -50,91 +49,6 @@ const USERS_PER_CALL = 50;
 /** `${team}:${e-mail}` → Slack user id ("" for none); bounded. */
 const KNOWN_MAX = 20_000;
 const known = new Map<string, string>();
-
-/** When the participants are looked at again: a join or a leave since the last sync. */
-function signature(inst: InstanceLive): string {
-  return `${inst.joins}:${inst.leaves}`;
-}
-
-function joinUrlOf(sub: LiveSubscription): string | undefined {
-  return eventOf(sub)?.attendeeUrl || undefined;
-}
-
-function titleOf(sub: LiveSubscription): string {
-  return eventOf(sub)?.title ?? "Live event";
-}
-
-/** The channel that holds the current instance's call, or would start it. */
-export function callChannel(model: LiveModel): string | undefined {
-  const sub = model.sub;
-  if (!sub) return undefined;
-  const inst = model.live.current();
-  // Where the instance's call is, even a channel muted since (one call per instance).
-  for (const [ch, c] of Object.entries(model.channels)) {
-    if (inst && c.call?.instanceId === inst.id) return ch;
-  }
-  return sub.channels.find((ch) => {
-    const c = model.channels[ch];
-    return c?.cardTs !== undefined && !c.blocked && !c.threadBlocked;
-  });
-}
-
-/** A call this channel started that is still open in Slack. */
-export function open(call: CallPosting | undefined): call is CallPosting & { id: string } {
-  return call?.id !== undefined && !call.ended && call.skipped === undefined;
-}
-
-/**
- * The call's instance has ended (instance-end.ts), the event was cancelled or is gone, or the
- * channel holding the call was muted (its thread no longer follows the event).
- */
-function over(
-  sub: LiveSubscription | undefined,
-  inst: InstanceLive | undefined,
-  call: CallPosting,
-  ch: string,
-): boolean {
-  const ended = !inst || inst.id !== call.instanceId || inst.endedAt !== undefined;
-  const left = !sub?.channels.includes(ch);
-  return ended || left || sub?.cancelled === true || sub?.gone === true;
-}
-
-/** What the call needs next in channel `ch` (pure: the planner asks). */
-export function callAction(
-  model: LiveModel,
-  ch: string,
-  now: number,
-  syncEveryMs: number,
-): Action | undefined {
-  const sub = model.sub;
-  const c = model.channels[ch];
-  if (!c || c.blocked) return undefined;
-  const call = c.call;
-  if (call?.adding !== undefined) return c.cardTs ? { kind: "call" } : undefined;
-  const inst = model.live.current();
-  if (open(call) && over(sub, inst, call, ch)) return { kind: "call" };
-  if (
-    !sub ||
-    !c.cardTs ||
-    c.threadBlocked ||
-    !inst ||
-    over(sub, inst, { instanceId: inst.id }, ch)
-  ) {
-    return undefined;
-  }
-  if (call?.instanceId === inst.id) {
-    if (call.skipped !== undefined || call.ended) return undefined;
-    // Not added yet (Slack asked to wait), or added with its block still to post.
-    if (!call.id || !call.blockTs) return { kind: "call" };
-    if (call.title !== titleOf(sub) || call.joinUrl !== joinUrlOf(sub)) return { kind: "call" };
-    if (call.synced === signature(inst)) return undefined;
-    const due = (call.syncedAt ?? 0) + syncEveryMs;
-    return now >= due ? { kind: "call" } : { kind: "wait", until: due };
-  }
-  if (inst.state !== "IN_EVENT" || callChannel(model) !== ch) return undefined;
-  if (!sub.createdBy || !joinUrlOf(sub)) return undefined;
-  return { kind: "call" };
-}
 
 /** A refusal of the Calls API: the call of this instance is given up, the channel goes on. */
 class CallsRefused extends Error {

@@ -1,9 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { type LiveSubscription, publicEvent } from "../../../src/domain/subscription.ts";
 import { emptyPending } from "../../../src/live/digest.ts";
+import type { LiveModel } from "../../../src/live/live-model.ts";
 import type { CallPosting, ChannelPosting } from "../../../src/live/live-record.ts";
-import { channelsToServe, type LiveModel } from "../../../src/live/planner.ts";
-import { callAction, callChannel } from "../../../src/live/posts/call.ts";
+import { channelsToServe } from "../../../src/live/planner.ts";
+import { callAction, callChannel } from "../../../src/live/posts/call-plan.ts";
 import { EventLive } from "../../../src/live/state.ts";
 import { sampleEvent } from "../slack/blocks/fixtures.ts";
 

@@ -2,11 +2,11 @@ import { describe, expect, it } from "vitest";
 import { type LiveSubscription, publicEvent } from "../../../src/domain/subscription.ts";
 import { frozenFigures, renderCard, renderMutedCard } from "../../../src/live/card.ts";
 import { addNotice, emptyPending } from "../../../src/live/digest.ts";
+import type { LiveModel } from "../../../src/live/live-model.ts";
 import type { ChannelPosting } from "../../../src/live/live-record.ts";
 import {
   applyTransition,
   hasWork,
-  type LiveModel,
   next,
   type PlanSettings,
   transitions,
