@@ -1,43 +1,32 @@
 import { randomBytes } from "node:crypto";
 import type { Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import type { App } from "@slack/bolt";
 import type { DestinationStream } from "pino";
 import type { Dispatcher } from "undici";
+import {
+  openCheckedStore,
+  reconcileInBackground,
+  serve,
+  stopInOrder,
+  upstreamOf,
+} from "./app-phases.ts";
 import type { Config } from "./config.ts";
 import type { Deps, LivePort } from "./deps.ts";
-import { type ReconcileOptions, reconcileEvents } from "./domain/reconcile.ts";
-import { createHealthHandler } from "./http/handlers/health.ts";
-import { createMetricsHandler } from "./http/handlers/metrics.ts";
-import { createSlackHandler } from "./http/handlers/slack.ts";
-import { createWebhookRoute, PLAIN_WEBHOOK_TARGET } from "./http/handlers/webhook.ts";
+import type { ReconcileOptions } from "./domain/reconcile.ts";
+import { createWebhookRoute } from "./http/handlers/webhook.ts";
 import { createReadiness } from "./http/readiness.ts";
-import { ROUTES, routeLabel } from "./http/routes.ts";
-import { createAppServer, type Handler } from "./http/server.ts";
+import { ROUTES } from "./http/routes.ts";
+import type { Handler } from "./http/server.ts";
 import type { LiveEngineOptions } from "./live/engine.ts";
 import { type LiveHost, startLiveHost } from "./live/host.ts";
-import { LIVE_REPOSITORIES } from "./live/live-record.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
 import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
 import { createSlackSide } from "./slack/bolt-app.ts";
-import { stepRunRepo } from "./slack/functions/run.ts";
 import { registerListeners } from "./slack/index.ts";
 import { slackStartError } from "./slack/start-error.ts";
-import { viewOnceRepo } from "./slack/views/once.ts";
-import {
-  checkEncryptionKey,
-  createCipher,
-  KEY_FILE,
-  loadOrCreateKey,
-  openStore,
-  type Store,
-} from "./store/index.ts";
-import { storeStartError } from "./store/start-error.ts";
-import { createEventsClient } from "./upstream/events/client.ts";
-import { createTokenManager } from "./upstream/events/tokens.ts";
-import { createHttp, RETRY_POLICIES } from "./upstream/http.ts";
-import { createRelayClient } from "./upstream/relay/client.ts";
+import type { Store } from "./store/index.ts";
+import type { RETRY_POLICIES } from "./upstream/http.ts";
 
 export interface StartAppOptions {
   config: Config;
@@ -86,20 +75,13 @@ export interface OnAirApp {
   close(): Promise<void>;
 }
 
-/** How long a store may take to say whether it has seen a Slack event id. */
-const EVENT_DEDUPE_MS = 60 * 60_000;
-/**
- * How long a stop waits for requests and Slack listeners in flight before it closes the store
- * under them: within the 10 s a container gets between SIGTERM and SIGKILL, beside the live
- * engine's own stop.
- */
-const DRAIN_MS = 4_000;
-
 /**
  * The composition root: config → store → upstream clients → Bolt → one HTTP server → the live
  * engine. The server listens first, so that with PORT=0 the sandbox and webhook URLs name the
  * real port; until every part is up its Slack and webhook routes and /readyz answer 503
- * (http/readiness.ts). Nothing below this file builds its own dependencies.
+ * (http/readiness.ts). Nothing below this file builds its own dependencies; the longer phases
+ * (the store and its key, the server, the upstream clients, the reconcile, the stop) are
+ * app-phases.ts, in the order they run here.
  */
 export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const config = options.config;
@@ -115,43 +97,8 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const metrics = createMetrics({ defaultMetrics: true });
   const closers: Array<() => Promise<void> | void> = [];
 
-  const key = await loadOrCreateKey({
-    configured: config.encryptionKey,
-    mode: config.mode,
-    dataDir: options.dataDir ?? "data",
-  });
-  const previousKeys = config.previousEncryptionKey ? [config.previousEncryptionKey] : [];
-  const cipher = createCipher(key, previousKeys);
-  // The engine in a thread of its own has a connection of its own, which checkpoints SQLite's log.
-  const inThread = (options.liveEngine ?? "thread") === "thread" && config.store.kind !== "memory";
-  const store = await openStore(config.store.url, {
-    cipher,
-    repositories: [...LIVE_REPOSITORIES, viewOnceRepo, stepRunRepo],
-    logger,
-    sqliteCheckpoints: inThread ? "elsewhere" : "here",
-    ...(options.storeNamespace ? { namespace: options.storeNamespace } : {}),
-  }).catch((err: unknown) => {
-    throw storeStartError(err, config);
-  });
+  const { store, key, previousKeys, inThread } = await openCheckedStore(config, options, logger);
   closers.push(() => store.close());
-  try {
-    // A key that does not open the store's secrets is refused here, not at a user's first act.
-    const keyCheck = await checkEncryptionKey(
-      store,
-      cipher,
-      config.encryptionKey
-        ? "ONAIR_ENCRYPTION_KEY"
-        : `the key in ${options.dataDir ?? "data"}/${KEY_FILE}`,
-    );
-    if (keyCheck === "resealed") {
-      logger.info(
-        "encryption key: the store's canary is sealed with the new key now; run npm run rekey to seal every value with it",
-      );
-    }
-  } catch (err) {
-    await store.close().catch(() => {});
-    throw err;
-  }
 
   const sandbox = config.upstream.sandbox
     ? createSandbox({
@@ -191,86 +138,25 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     ingest: () => engine?.ingest,
     refusal: gate.refusal,
   });
-  const handlers: Handler[] = [
-    createHealthHandler({ logger, ready: () => store.ping(), refusal: gate.refusal }),
-    createMetricsHandler(metrics, config.metricsToken),
-    webhook.handler,
-    createSlackHandler({
-      logger,
-      metrics,
-      listener: slack.serving ? slack.receiver.requestListener : undefined,
-      signingSecret,
-      now,
-      firstDelivery: (eventId) => store.claimOnce(`slack-event:${eventId}`, EVENT_DEDUPE_MS),
-      refusal: gate.refusal,
-    }),
-  ];
-  if (sandbox) {
-    handlers.push(
-      (req, res, url) => url.pathname.startsWith(ROUTES.sandbox) && sandbox.handle(req, res),
-    );
-  }
-  if (options.playground) {
-    const page = options.playground;
-    handlers.push(page, (_req, res, url) => {
-      if (url.pathname !== "/") return false;
-      res.writeHead(302, { location: ROUTES.playground }).end();
-      return true;
-    });
-  }
-  const server = createAppServer({
+  const { server, origin, port } = await serve({
+    config,
+    options,
     logger,
     metrics,
-    handlers,
-    fast: {
-      target: PLAIN_WEBHOOK_TARGET,
-      route: routeLabel(ROUTES.webhook),
-      handle: webhook.direct,
-    },
+    store,
+    gate,
+    webhook,
+    slack,
+    sandbox,
+    signingSecret,
+    now,
   });
-  // In flight from the request until its response closes (answered, or the client gone); one
-  // shared listener, no promise or closure per request.
-  const leave = gate.leave;
-  server.on("request", (_req, res) => {
-    gate.enter();
-    res.on("close", leave);
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(config.port, options.host ?? "0.0.0.0", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const port = (server.address() as AddressInfo).port;
-  const origin = `http://127.0.0.1:${port}`;
   // With PORT=0 the default PUBLIC_URL (http://localhost:0) names no real port; a given one wins.
   const publicUrl = /^http:\/\/localhost:0$/.test(config.publicUrl) ? origin : config.publicUrl;
   const effective: Config = { ...config, port, publicUrl };
 
-  const http = createHttp({
-    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-    retryPolicy: RETRY_POLICIES[options.retryPolicy ?? "default"],
-    logger,
-    onCall: (m) => {
-      metrics.upstreamCalls.inc({
-        service: m.service,
-        route: m.route,
-        status: String(m.status ?? "error"),
-      });
-      metrics.upstreamSeconds.observe({ service: m.service, route: m.route }, m.ms / 1000);
-    },
-  });
+  const { http, relay, events, tokens } = upstreamOf(options, logger, metrics, origin, store, now);
   closers.push(() => http.close());
-  const relay = createRelayClient({
-    baseUrl: config.upstream.relayBaseUrl ?? `${origin}${ROUTES.sandbox}relay`,
-    http,
-  });
-  const events = createEventsClient({
-    baseUrl: config.upstream.eventsBaseUrl ?? `${origin}${ROUTES.sandbox}events`,
-    http,
-  });
-  const tokens = createTokenManager({ events, cache: store.tokens.cache, now });
 
   const live: LivePort = {
     nudge: () => engine?.nudge(),
@@ -328,19 +214,8 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   // The start's reconcile calls the events service, which may be the sandbox on this very port:
   // it is stopped (and its call in flight finished) before the port closes, not after, or that
   // call would fail against a closed port and be retried and warned about on every stop.
-  let stopReconcile: () => Promise<void> = async () => {};
-  if (options.reconcile !== false) {
-    const stop = new AbortController();
-    const done = reconcileEvents(deps, { ...options.reconcile, signal: stop.signal })
-      .then((o) => {
-        if (o.checked + o.skipped > 0) logger.info(o, "reconciled events with the events service");
-      })
-      .catch((err: unknown) => logger.warn({ err }, "reconcile at start did not finish"));
-    stopReconcile = async () => {
-      stop.abort();
-      await done;
-    };
-  }
+  const stopReconcile =
+    options.reconcile === false ? async () => {} : reconcileInBackground(deps, options.reconcile);
 
   let closed = false;
   return {
@@ -357,42 +232,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     async close() {
       if (closed) return;
       closed = true;
-      // The mirror of the start: Slack, webhooks and /readyz answer 503 from here on (a load
-      // balancer moves on), what is in flight finishes (the port stays open meanwhile: a listener
-      // may still call the embedded sandbox on it), then the port and the parts close.
-      gate.close();
-      const reconciled = stopReconcile();
-      if (!(await gate.drained(DRAIN_MS))) {
-        logger.warn(`stopping with work still in flight after ${DRAIN_MS} ms`);
-      }
-      let waited: NodeJS.Timeout | undefined;
-      await Promise.race([
-        reconciled,
-        new Promise<void>((resolve) => {
-          waited = setTimeout(resolve, DRAIN_MS);
-        }),
-      ]);
-      clearTimeout(waited);
-      const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections();
-      await stopped;
-      // A closer that hangs (a store that is down, a peer that never answers) must not keep the
-      // process from exiting: each gets a bounded time.
-      for (const fn of closers.reverse()) {
-        let timer: NodeJS.Timeout | undefined;
-        try {
-          await Promise.race([
-            fn(),
-            new Promise<void>((_, reject) => {
-              timer = setTimeout(() => reject(new Error("timed out after 5 s")), 5_000);
-            }),
-          ]);
-        } catch (err) {
-          logger.warn({ err }, "error while closing");
-        } finally {
-          clearTimeout(timer);
-        }
-      }
+      await stopInOrder({ gate, stopReconcile, server, closers, logger });
     },
   };
 }

@@ -11,8 +11,11 @@ import { describe, expect, it } from "vitest";
  */
 
 const SRC = resolve(import.meta.dirname, "../../src");
-/** Files that build the app and may wire anything to anything. */
-const COMPOSITION_ROOTS = ["app.ts", "main.ts"];
+/**
+ * Files that build the app and may wire anything to anything: the composition root (app.ts, its
+ * phases in app-phases.ts) and the process entry.
+ */
+const COMPOSITION_ROOTS = ["app.ts", "app-phases.ts", "main.ts"];
 const MAX_LINES = 400;
 /** The emulator's package and the bench: the bar (600), looser than the app's own. */
 const OTHER_MAX_LINES = 600;
