@@ -80,6 +80,7 @@ async function schedule(user: string, title: string) {
     return { [e.action_id]: { type: e.type, selected_date_time: sec } };
   };
   const title_ = el(F.title);
+  const before = (await state(user)).ephemerals.length;
   const r = await call("submit", {
     user,
     view_id: form?.id,
@@ -90,7 +91,19 @@ async function schedule(user: string, title: string) {
     },
   });
   expect(r.body.outcome).toMatchObject({ action: "closed" });
+  // The form closes first; the event is scheduled after, and the person told so. Waited for here,
+  // or that answer could be taken for the next command's.
+  await expect
+    .poll(async () =>
+      (await state(user)).ephemerals
+        .slice(before)
+        .some((e) => e.text?.startsWith(":white_check_mark: Scheduled.") && e.text.includes(title)),
+    )
+    .toBe(true);
 }
+
+/** The texts `/onair list` answers with: a list, or none to list. */
+const LIST_ANSWER = /^(Your events \(\d+\)|You have no upcoming events)/;
 
 /** What `/onair list` answered the person, run in the shared channel. */
 async function listFor(user: string): Promise<string> {
@@ -99,8 +112,12 @@ async function listFor(user: string): Promise<string> {
   let answer = "";
   await expect
     .poll(async () => {
-      const eph = (await state(user)).ephemerals;
-      answer = eph.length > before ? JSON.stringify(eph.at(-1)) : "";
+      // Only a list's answer: another message to the person (a schedule's) is not this one.
+      const found = (await state(user)).ephemerals
+        .slice(before)
+        .filter((e) => LIST_ANSWER.test(e.text ?? ""));
+      expect(found.length).toBeLessThanOrEqual(1);
+      answer = found[0] ? JSON.stringify(found[0]) : "";
       return answer !== "";
     })
     .toBe(true);
