@@ -36,7 +36,8 @@ import { createRelayClient } from "./upstream/relay/client.ts";
  * The composition root's phases (app.ts `startApp` runs them in order and holds what they
  * return): the store, opened and its key checked; the one HTTP server, listening; the upstream
  * clients; the start's reconcile; and the stop, the start's mirror. Each builds its part from
- * what it is given and nothing else.
+ * what it is handed (and the store's phase from the key file, when no key is configured), never
+ * from what another phase keeps.
  */
 
 /** How long a store may take to say whether it has seen a Slack event id. */
@@ -239,7 +240,8 @@ export function reconcileInBackground(
 /**
  * The mirror of the start: Slack, webhooks and /readyz answer 503 from here on (a load balancer
  * moves on), what is in flight finishes (the port stays open meanwhile: a listener may still
- * call the embedded sandbox on it), then the port and the parts close, last opened first.
+ * call the embedded sandbox on it), then the port, and then the parts in the reverse of the order they were
+ * registered (`closers`).
  */
 export async function stopInOrder(parts: {
   gate: Readiness;

@@ -76,8 +76,8 @@ export interface OnAirApp {
 }
 
 /**
- * The composition root: config → store → upstream clients → Bolt → one HTTP server → the live
- * engine. The server listens first, so that with PORT=0 the sandbox and webhook URLs name the
+ * The composition root: config → the store (and its key) → the sandbox → Bolt → one HTTP server →
+ * the upstream clients → the live engine → the reconcile. The server listens first, so that with PORT=0 the sandbox and webhook URLs name the
  * real port; until every part is up its Slack and webhook routes and /readyz answer 503
  * (http/readiness.ts). Nothing below this file builds its own dependencies; the longer phases
  * (the store and its key, the server, the upstream clients, the reconcile, the stop) are

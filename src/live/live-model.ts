@@ -4,8 +4,9 @@ import type { EventLive } from "./state.ts";
 
 /**
  * The words the live engine's deciding and doing share: the kinds of post, what a channel needs
- * next, and the model the planner (planner.ts) and each kind's plan (posts/*-plan.ts) read. Types
- * only, below both, so that deciding never imports a file that acts.
+ * next, and the model the planner (planner.ts) and the call's rule (posts/call-plan.ts) read.
+ * Types only, below both, so that neither imports the files that post (posts/*.ts,
+ * post-once.ts) to name them.
  */
 
 export type PostKind = "card" | "counter" | "digest" | "reminder" | "report" | "call";

@@ -9,7 +9,7 @@ import { EventLive } from "../../../src/live/state.ts";
 import { sampleEvent } from "../slack/blocks/fixtures.ts";
 
 /**
- * When the event's Slack call needs a turn (src/live/posts/call.ts callAction), with no Slack:
+ * When the event's Slack call needs a turn (src/live/posts/call-plan.ts callAction), with no Slack:
  * only a live instance starts one, in one channel of the event; a call with its block and its
  * participants up to date needs nothing until someone joins or leaves (then after the sync
  * period); an instance that ended, or an event cancelled, ends an open call; a call Slack refused
