@@ -150,6 +150,10 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
     sandbox,
     signingSecret,
     now,
+  }).catch(async (err: unknown) => {
+    // Nothing was served (the port taken, say): let go of what is open, then say why.
+    await Promise.allSettled([store.close(), sandbox?.close()]);
+    throw err;
   });
   // With PORT=0 the default PUBLIC_URL (http://localhost:0) names no real port; a given one wins.
   const publicUrl = /^http:\/\/localhost:0$/.test(config.publicUrl) ? origin : config.publicUrl;

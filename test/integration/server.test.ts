@@ -1,6 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { request as httpRequest } from "node:http";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
+import type { AddressInfo } from "node:net";
 import { connect } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { signSlackRequest } from "@onair/slack-emulator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startApp } from "../../src/app.ts";
@@ -267,5 +271,34 @@ describe("starting the app", () => {
     await expect(startApp({ config: unset, host: "127.0.0.1" })).rejects.toThrow(
       "SLACK_SIGNING_SECRET is required",
     );
+  });
+
+  it("lets go of the store it opened when its port is taken", async () => {
+    const busy = createServer();
+    await new Promise<void>((done) => busy.listen(0, "127.0.0.1", done));
+    const dir = mkdtempSync(join(tmpdir(), "onair-port-taken-"));
+    try {
+      const file = join(dir, "onair.db");
+      const config = loadConfig({
+        PORT: String((busy.address() as AddressInfo).port),
+        SLACK_SIGNING_SECRET: signingSecret,
+        SLACK_API_URL: h.emulator.apiUrl,
+        SLACK_BOT_TOKEN: h.emulator.botToken,
+        ONAIR_SANDBOX: "1",
+        STORE_URL: `sqlite://${file}`,
+        ONAIR_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+        LOG_LEVEL: "silent",
+      });
+      await expect(
+        startApp({ config, host: "127.0.0.1", liveEngine: "inline", reconcile: false }),
+      ).rejects.toMatchObject({ code: "EADDRINUSE" });
+      // The store was opened (its log is written at the key's check) and is closed again: SQLite
+      // removes a database's write-ahead log when its last connection closes.
+      expect(existsSync(file)).toBe(true);
+      expect(existsSync(`${file}-wal`)).toBe(false);
+    } finally {
+      busy.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
