@@ -1,4 +1,14 @@
 import { z } from "zod";
+import {
+  base64Key,
+  ConfigError,
+  httpUrl,
+  isLoopback,
+  type StoreKind,
+  storeKind,
+} from "./config-checks.ts";
+
+export { ConfigError, type StoreKind };
 
 /**
  * All configuration comes from here: one pass over the environment, validated by zod.
@@ -8,8 +18,6 @@ import { z } from "zod";
 
 export const LOG_LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-export type StoreKind = "sqlite" | "redis" | "postgres" | "memory";
 
 export interface Config {
   /** "slack" serves a real workspace; "playground" runs the emulated workspace and sandbox. */
@@ -48,70 +56,8 @@ export interface Config {
   readonly metricsToken: string | undefined;
 }
 
-export class ConfigError extends Error {
-  override readonly name = "ConfigError";
-  /** Every bad variable found in the same pass, this one first: all are told at once. */
-  problems: readonly ConfigError[] = [this];
-  constructor(
-    readonly variable: string,
-    readonly problem: string,
-  ) {
-    super(`${variable} ${problem}`);
-  }
-}
-
 const unsetIfEmpty = (v: unknown) => (typeof v === "string" && v.trim() === "" ? undefined : v);
 const optionalString = z.preprocess(unsetIfEmpty, z.string().optional());
-
-function httpUrl(variable: string, value: string): string {
-  let u: URL;
-  try {
-    u = new URL(value);
-  } catch {
-    // The value is not echoed: a URL may carry a user and password.
-    throw new ConfigError(variable, "must be an absolute http(s) URL");
-  }
-  if (u.protocol !== "http:" && u.protocol !== "https:") {
-    throw new ConfigError(variable, `must start with http:// or https:// (got "${u.protocol}")`);
-  }
-  if (u.search || u.hash) {
-    throw new ConfigError(variable, "must not carry a query string or fragment");
-  }
-  return value.replace(/\/+$/, "");
-}
-
-function storeKind(value: string): StoreKind {
-  const scheme = value.split(":", 1)[0]?.toLowerCase();
-  switch (scheme) {
-    case "sqlite":
-      if (!/^sqlite:\/\/.+/.test(value)) {
-        throw new ConfigError(
-          "STORE_URL",
-          "must name a file, as sqlite://PATH (for example sqlite://data/onair.sqlite)",
-        );
-      }
-      if (/^sqlite:\/\/:memory:/.test(value)) {
-        throw new ConfigError(
-          "STORE_URL",
-          "must name a file; an in-memory SQLite loses data on restart (use memory:// for tests)",
-        );
-      }
-      return "sqlite";
-    case "redis":
-    case "rediss":
-      return "redis";
-    case "postgres":
-    case "postgresql":
-      return "postgres";
-    case "memory":
-      return "memory";
-    default:
-      throw new ConfigError(
-        "STORE_URL",
-        `must start with sqlite://, redis://, rediss://, postgresql:// or memory:// (got "${scheme ?? ""}:")`,
-      );
-  }
-}
 
 const rawSchema = z.object({
   PORT: optionalString,
@@ -132,71 +78,56 @@ const rawSchema = z.object({
   METRICS_TOKEN: optionalString,
 });
 
-function base64Key(variable: string, value: string | undefined): Buffer | undefined {
-  if (value === undefined) return undefined;
-  const text = value.trim();
-  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(text) || Buffer.from(text, "base64").length !== 32) {
-    throw new ConfigError(
-      variable,
-      "must be 32 bytes in base64 (make one with: openssl rand -base64 32)",
-    );
-  }
-  return Buffer.from(text, "base64");
-}
-
-/** Loopback names: an address only this machine can reach. */
-function isLoopback(url: string): boolean {
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, "").toLowerCase();
-  return (
-    host === "localhost" ||
-    host.endsWith(".localhost") ||
-    /^127\.\d+\.\d+\.\d+$/.test(host) ||
-    host === "::1" ||
-    host === "0.0.0.0"
-  );
-}
+type Raw = z.output<typeof rawSchema>;
 
 /**
- * Reads and checks the environment. Throws a ConfigError naming the first bad variable, whose
- * `problems` name every bad one: an operator fixes them all in one go, not one per restart.
+ * Every problem found, in the order the variables are read: `checked` gives a check's value, or
+ * `fallback` when it throws a ConfigError (noted), so that reading goes on past a bad variable.
  */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const problems: ConfigError[] = [];
-  /** The value `check` gives, or `fallback` when it throws a ConfigError (noted). */
-  const checked = <T>(check: () => T, fallback: T): T => {
+class Problems {
+  readonly list: ConfigError[] = [];
+  add(problem: ConfigError): void {
+    this.list.push(problem);
+  }
+  checked<T>(check: () => T, fallback: T): T {
     try {
       return check();
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      problems.push(err);
+      this.list.push(err);
       return fallback;
     }
-  };
-  const raw = rawSchema.parse(env);
+  }
+}
 
-  const port = checked(() => {
+/** PORT and PUBLIC_URL (its default names the port). */
+function listenOf(raw: Raw, p: Problems): { port: number; publicUrl: string } {
+  const port = p.checked(() => {
     if (raw.PORT === undefined) return 3000;
     if (!/^\d{1,5}$/.test(raw.PORT.trim()) || Number(raw.PORT) > 65535) {
       throw new ConfigError("PORT", `must be a whole number from 0 to 65535 (got "${raw.PORT}")`);
     }
     return Number(raw.PORT);
   }, 3000);
-
-  const publicUrl = checked(
+  const publicUrl = p.checked(
     () =>
       raw.PUBLIC_URL !== undefined
         ? httpUrl("PUBLIC_URL", raw.PUBLIC_URL)
         : `http://localhost:${port}`,
     `http://localhost:${port}`,
   );
+  return { port, publicUrl };
+}
 
+/** Slack's credentials, which also decide the mode: Slack with any, the playground without. */
+function slackOf(raw: Raw, p: Problems): Pick<Config, "mode" | "slack"> {
   const oauthVars = [raw.SLACK_CLIENT_ID, raw.SLACK_CLIENT_SECRET, raw.SLACK_STATE_SECRET];
   const oauthGiven = oauthVars.filter((v) => v !== undefined).length;
   if (oauthGiven > 0 && oauthGiven < 3) {
     (["SLACK_CLIENT_ID", "SLACK_CLIENT_SECRET", "SLACK_STATE_SECRET"] as const)
       .filter((_, i) => oauthVars[i] === undefined)
       .forEach((missing) => {
-        problems.push(
+        p.add(
           new ConfigError(
             missing,
             "is required when any of SLACK_CLIENT_ID, SLACK_CLIENT_SECRET, SLACK_STATE_SECRET is set",
@@ -213,10 +144,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }
       : undefined;
   if (raw.SLACK_BOT_TOKEN !== undefined && !/^xox[bp]-/.test(raw.SLACK_BOT_TOKEN)) {
-    problems.push(new ConfigError("SLACK_BOT_TOKEN", "must be a bot token starting with xoxb-"));
+    p.add(new ConfigError("SLACK_BOT_TOKEN", "must be a bot token starting with xoxb-"));
   }
   if (raw.SLACK_BOT_TOKEN !== undefined && oauth) {
-    problems.push(
+    p.add(
       new ConfigError(
         "SLACK_BOT_TOKEN",
         "must not be set together with SLACK_CLIENT_ID (choose one workspace or OAuth)",
@@ -227,7 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     raw.SLACK_BOT_TOKEN !== undefined || oauthGiven > 0 ? "slack" : "playground";
 
   if (mode === "slack" && raw.SLACK_SIGNING_SECRET === undefined) {
-    problems.push(
+    p.add(
       new ConfigError(
         "SLACK_SIGNING_SECRET",
         "is required with Slack credentials (find it under Basic Information in your app's settings)",
@@ -235,32 +166,40 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   if (raw.SLACK_SIGNING_SECRET !== undefined && raw.SLACK_SIGNING_SECRET.length < 8) {
-    problems.push(
-      new ConfigError("SLACK_SIGNING_SECRET", "is too short to be a Slack signing secret"),
-    );
+    p.add(new ConfigError("SLACK_SIGNING_SECRET", "is too short to be a Slack signing secret"));
   }
-
-  const apiUrl = checked(
+  const apiUrl = p.checked(
     () =>
       raw.SLACK_API_URL !== undefined
         ? `${httpUrl("SLACK_API_URL", raw.SLACK_API_URL)}/`
         : undefined,
     undefined,
   );
+  const slack = {
+    signingSecret: raw.SLACK_SIGNING_SECRET,
+    botToken: raw.SLACK_BOT_TOKEN,
+    oauth,
+    apiUrl,
+  };
+  return { mode, slack };
+}
 
-  const storeUrl = raw.STORE_URL ?? "sqlite://data/onair.sqlite";
-  const kind = checked(() => storeKind(storeUrl), "memory" as StoreKind);
-
-  const encryptionKey = checked(
+/** The encryption key (required with Slack) and the one being rotated away from. */
+function keysOf(
+  raw: Raw,
+  mode: Config["mode"],
+  p: Problems,
+): Pick<Config, "encryptionKey" | "previousEncryptionKey"> {
+  const encryptionKey = p.checked(
     () => base64Key("ONAIR_ENCRYPTION_KEY", raw.ONAIR_ENCRYPTION_KEY),
     undefined,
   );
-  const previousEncryptionKey = checked(
+  const previousEncryptionKey = p.checked(
     () => base64Key("ONAIR_ENCRYPTION_KEY_PREVIOUS", raw.ONAIR_ENCRYPTION_KEY_PREVIOUS),
     undefined,
   );
   if (previousEncryptionKey && encryptionKey?.equals(previousEncryptionKey)) {
-    problems.push(
+    p.add(
       new ConfigError(
         "ONAIR_ENCRYPTION_KEY_PREVIOUS",
         "is the same as ONAIR_ENCRYPTION_KEY; it names the old key while moving to a new one",
@@ -268,20 +207,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   if (raw.ONAIR_ENCRYPTION_KEY === undefined && mode === "slack") {
-    problems.push(
+    p.add(
       new ConfigError(
         "ONAIR_ENCRYPTION_KEY",
         "is required with Slack credentials (make one with: openssl rand -base64 32)",
       ),
     );
   }
+  return { encryptionKey, previousEncryptionKey };
+}
 
-  const relayBaseUrl = checked(
+/**
+ * The two upstream services: their URLs, or the embedded sandbox (asked for, or the playground's
+ * default). Services elsewhere must reach PUBLIC_URL with their webhooks.
+ */
+function servicesOf(
+  raw: Raw,
+  mode: Config["mode"],
+  publicUrl: string,
+  p: Problems,
+): Config["upstream"] {
+  const relayBaseUrl = p.checked(
     () =>
       raw.RELAY_BASE_URL !== undefined ? httpUrl("RELAY_BASE_URL", raw.RELAY_BASE_URL) : undefined,
     undefined,
   );
-  const eventsBaseUrl = checked(
+  const eventsBaseUrl = p.checked(
     () =>
       raw.EVENTS_BASE_URL !== undefined
         ? httpUrl("EVENTS_BASE_URL", raw.EVENTS_BASE_URL)
@@ -293,14 +244,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (raw.ONAIR_SANDBOX !== undefined) {
     if (raw.ONAIR_SANDBOX.trim() === "1") sandboxAsked = true;
     else if (raw.ONAIR_SANDBOX.trim() !== "0") {
-      problems.push(
-        new ConfigError("ONAIR_SANDBOX", `must be 1 or 0 (got "${raw.ONAIR_SANDBOX}")`),
-      );
+      p.add(new ConfigError("ONAIR_SANDBOX", `must be 1 or 0 (got "${raw.ONAIR_SANDBOX}")`));
     }
   }
   const upstreamMissing = raw.RELAY_BASE_URL === undefined || raw.EVENTS_BASE_URL === undefined;
   if (mode === "slack" && upstreamMissing && !sandboxAsked) {
-    problems.push(
+    p.add(
       new ConfigError(
         raw.RELAY_BASE_URL === undefined ? "RELAY_BASE_URL" : "EVENTS_BASE_URL",
         "is required with Slack credentials: set RELAY_BASE_URL and EVENTS_BASE_URL to your services (or ONAIR_SANDBOX=1 to serve the embedded sandbox, for tests and demos only)",
@@ -316,26 +265,45 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ] as const
   ).filter(([, u]) => u !== undefined && !isLoopback(u));
   if (mode === "slack" && far.length > 0 && isLoopback(publicUrl)) {
-    problems.push(
+    p.add(
       new ConfigError(
         "PUBLIC_URL",
         `${raw.PUBLIC_URL === undefined ? "is unset" : `is ${publicUrl}`}, an address only this machine reaches, while ${far.map(([v]) => v).join(" and ")} ${far.length > 1 ? "are services" : "is a service"} elsewhere that must reach it (webhooks): set PUBLIC_URL to the address the services and Slack reach this app at (https://YOUR-HOST)`,
       ),
     );
   }
+  return {
+    relayBaseUrl,
+    eventsBaseUrl,
+    sandbox: sandboxAsked || (mode === "playground" && upstreamMissing),
+  };
+}
+
+/**
+ * Reads and checks the environment. Throws a ConfigError naming the first bad variable, whose
+ * `problems` name every bad one: an operator fixes them all in one go, not one per restart.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const p = new Problems();
+  const raw = rawSchema.parse(env);
+  const { port, publicUrl } = listenOf(raw, p);
+  const { mode, slack } = slackOf(raw, p);
+  const storeUrl = raw.STORE_URL ?? "sqlite://data/onair.sqlite";
+  const kind = p.checked(() => storeKind(storeUrl), "memory" as StoreKind);
+  const keys = keysOf(raw, mode, p);
+  const upstream = servicesOf(raw, mode, publicUrl, p);
 
   const level = (raw.LOG_LEVEL ?? "info").toLowerCase();
   if (!(LOG_LEVELS as readonly string[]).includes(level)) {
-    problems.push(
+    p.add(
       new ConfigError(
         "LOG_LEVEL",
         `must be one of ${LOG_LEVELS.join(", ")} (got "${raw.LOG_LEVEL}")`,
       ),
     );
   }
-
   if (raw.METRICS_TOKEN !== undefined && raw.METRICS_TOKEN.length < 16) {
-    problems.push(
+    p.add(
       new ConfigError(
         "METRICS_TOKEN",
         "must be at least 16 characters (make one with: openssl rand -hex 32)",
@@ -343,30 +311,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
 
-  const [first] = problems;
+  const [first] = p.list;
   if (first) {
-    first.problems = problems;
+    first.problems = p.list;
     throw first;
   }
-
   return {
     mode,
     port,
     publicUrl,
-    slack: {
-      signingSecret: raw.SLACK_SIGNING_SECRET,
-      botToken: raw.SLACK_BOT_TOKEN,
-      oauth,
-      apiUrl,
-    },
+    slack,
     store: { url: storeUrl, kind },
-    encryptionKey,
-    previousEncryptionKey,
-    upstream: {
-      relayBaseUrl,
-      eventsBaseUrl,
-      sandbox: sandboxAsked || (mode === "playground" && upstreamMissing),
-    },
+    ...keys,
+    upstream,
     logLevel: level as LogLevel,
     metricsToken: raw.METRICS_TOKEN,
   };
