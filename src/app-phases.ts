@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Dispatcher } from "undici";
 import type { Config } from "./config.ts";
-import type { Deps } from "./deps.ts";
+import type { Deps, LivePort } from "./deps.ts";
 import { type ReconcileOptions, reconcileEvents } from "./domain/reconcile.ts";
 import { createHealthHandler } from "./http/handlers/health.ts";
 import { createMetricsHandler } from "./http/handlers/metrics.ts";
@@ -11,10 +11,11 @@ import { PLAIN_WEBHOOK_TARGET, type WebhookRoute } from "./http/handlers/webhook
 import type { Readiness } from "./http/readiness.ts";
 import { ROUTES, routeLabel } from "./http/routes.ts";
 import { createAppServer, type Handler } from "./http/server.ts";
+import type { LiveHost } from "./live/host.ts";
 import { LIVE_REPOSITORIES } from "./live/live-record.ts";
 import type { Logger } from "./log.ts";
 import type { Metrics } from "./metrics.ts";
-import type { Sandbox } from "./sandbox/index.ts";
+import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
 import type { SlackSide } from "./slack/bolt-app.ts";
 import { stepRunRepo } from "./slack/functions/run.ts";
 import { viewOnceRepo } from "./slack/views/once.ts";
@@ -34,8 +35,9 @@ import { createRelayClient } from "./upstream/relay/client.ts";
 
 /**
  * The composition root's phases (app.ts `startApp` runs them in order and holds what they
- * return): the store, opened and its key checked; the one HTTP server, listening; the upstream
- * clients; the start's reconcile; and the stop, the start's mirror. Each builds its part from
+ * return): the store, opened and its key checked; the embedded sandbox; the one HTTP server,
+ * listening; the upstream clients; the deps every listener and the engine are handed; the
+ * start's reconcile; and the stop, the start's mirror. Each builds its part from
  * what it is handed (and the store's phase from the key file, when no key is configured), never
  * from what another phase keeps.
  */
@@ -95,6 +97,31 @@ export async function openCheckedStore(
     throw err;
   }
   return { store, key, previousKeys, inThread };
+}
+
+/**
+ * The embedded sandbox of both services, when the configuration serves it (always in the
+ * playground; with Slack only when ONAIR_SANDBOX=1 asks, and then with a warning).
+ */
+export function sandboxOf(
+  config: Config,
+  options: { dispatcher?: Dispatcher; sandboxStateFile?: string },
+  logger: Logger,
+  now: () => number,
+): Sandbox | undefined {
+  if (!config.upstream.sandbox) return undefined;
+  const sandbox = createSandbox({
+    now,
+    logger: logger.child({ component: "sandbox" }),
+    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+    ...(options.sandboxStateFile ? { stateFile: options.sandboxStateFile } : {}),
+  });
+  if (config.mode === "slack") {
+    logger.warn(
+      "ONAIR_SANDBOX=1: the embedded sandbox and its unauthenticated control API are served on this port; anyone who reaches it can drive fake states and joins. For tests and demos only.",
+    );
+  }
+  return sandbox;
 }
 
 /**
@@ -213,6 +240,49 @@ export function upstreamOf(
   });
   const tokens = createTokenManager({ events, cache: store.tokens.cache, now });
   return { http, relay, events, tokens };
+}
+
+/**
+ * What every listener and the live engine are handed (deps.ts): the parts built so far, the
+ * live engine reached through `engine` (it starts after the listeners are registered), and
+ * `onClose` adding to the stop's closers.
+ */
+export function depsOf(parts: {
+  config: Config;
+  logger: Logger;
+  metrics: Metrics;
+  store: Store;
+  upstream: Pick<Deps, "relay" | "events" | "tokens">;
+  now: () => number;
+  slack: SlackSide;
+  engine: () => LiveHost | undefined;
+  closers: Array<() => Promise<void> | void>;
+}): Deps {
+  const { config, slack, engine, closers } = parts;
+  const live: LivePort = {
+    nudge: () => engine()?.nudge(),
+    forgetSubscription: (id) => engine()?.forgetSubscription(id),
+    figures: async (team, eventId) => engine()?.figures(team, eventId),
+    snapshot: async (team, eventId) => engine()?.snapshot(team, eventId),
+    announce: async (team, channel, text) => engine()?.announce(team, channel, text),
+  };
+  const usesSandbox = !config.upstream.relayBaseUrl || !config.upstream.eventsBaseUrl;
+  return {
+    config,
+    logger: parts.logger,
+    metrics: parts.metrics,
+    store: parts.store,
+    ...parts.upstream,
+    sandboxed: usesSandbox,
+    defaultCredentials: usesSandbox ? SANDBOX_SEEDS : undefined,
+    now: parts.now,
+    webhookUrl: (id) => `${config.publicUrl.replace(/\/+$/, "")}${ROUTES.webhook}${id}`,
+    bulkClient: (teamId) => slack.bulkClient(teamId),
+    live,
+    onClose(fn) {
+      closers.push(fn);
+    },
+  };
 }
 
 /**

@@ -4,24 +4,25 @@ import type { App } from "@slack/bolt";
 import type { DestinationStream } from "pino";
 import type { Dispatcher } from "undici";
 import {
+  depsOf,
   openCheckedStore,
   reconcileInBackground,
+  sandboxOf,
   serve,
   stopInOrder,
   upstreamOf,
 } from "./app-phases.ts";
 import type { Config } from "./config.ts";
-import type { Deps, LivePort } from "./deps.ts";
+import type { Deps } from "./deps.ts";
 import type { ReconcileOptions } from "./domain/reconcile.ts";
 import { createWebhookRoute } from "./http/handlers/webhook.ts";
 import { createReadiness } from "./http/readiness.ts";
-import { ROUTES } from "./http/routes.ts";
 import type { Handler } from "./http/server.ts";
 import type { LiveEngineOptions } from "./live/engine.ts";
 import { type LiveHost, startLiveHost } from "./live/host.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { createMetrics, type Metrics } from "./metrics.ts";
-import { createSandbox, SANDBOX_SEEDS, type Sandbox } from "./sandbox/index.ts";
+import type { Sandbox } from "./sandbox/index.ts";
 import { createSlackSide } from "./slack/bolt-app.ts";
 import { registerListeners } from "./slack/index.ts";
 import { slackStartError } from "./slack/start-error.ts";
@@ -77,11 +78,12 @@ export interface OnAirApp {
 
 /**
  * The composition root: config → the store (and its key) → the sandbox → Bolt → one HTTP server →
- * the upstream clients → the live engine → the reconcile. The server listens first, so that with PORT=0 the sandbox and webhook URLs name the
- * real port; until every part is up its Slack and webhook routes and /readyz answer 503
- * (http/readiness.ts). Nothing below this file builds its own dependencies; the longer phases
- * (the store and its key, the server, the upstream clients, the reconcile, the stop) are
- * app-phases.ts, in the order they run here.
+ * the upstream clients → the listeners → the live engine → the reconcile. The server listens
+ * first, so that with PORT=0 the sandbox and webhook URLs name the real port; until every part
+ * is up its Slack and webhook routes and /readyz answer 503 (http/readiness.ts). Nothing below
+ * this file builds its own dependencies; each longer phase is a function of app-phases.ts, called
+ * here in the order it runs. What ties the parts together stays here: the readiness gate, the
+ * engine bound late, the closers, and what each failure lets go of.
  */
 export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const config = options.config;
@@ -100,19 +102,7 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const { store, key, previousKeys, inThread } = await openCheckedStore(config, options, logger);
   closers.push(() => store.close());
 
-  const sandbox = config.upstream.sandbox
-    ? createSandbox({
-        now,
-        logger: logger.child({ component: "sandbox" }),
-        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-        ...(options.sandboxStateFile ? { stateFile: options.sandboxStateFile } : {}),
-      })
-    : undefined;
-  if (sandbox && config.mode === "slack") {
-    logger.warn(
-      "ONAIR_SANDBOX=1: the embedded sandbox and its unauthenticated control API are served on this port; anyone who reaches it can drive fake states and joins. For tests and demos only.",
-    );
-  }
+  const sandbox = sandboxOf(config, options, logger, now);
 
   const signingSecret = config.slack.signingSecret ?? randomBytes(32).toString("hex");
   const side = { config, signingSecret, store, logger, metrics };
@@ -162,32 +152,17 @@ export async function startApp(options: StartAppOptions): Promise<OnAirApp> {
   const { http, relay, events, tokens } = upstreamOf(options, logger, metrics, origin, store, now);
   closers.push(() => http.close());
 
-  const live: LivePort = {
-    nudge: () => engine?.nudge(),
-    forgetSubscription: (id) => engine?.forgetSubscription(id),
-    figures: async (team, eventId) => engine?.figures(team, eventId),
-    snapshot: async (team, eventId) => engine?.snapshot(team, eventId),
-    announce: async (team, channel, text) => engine?.announce(team, channel, text),
-  };
-  const usesSandbox = !config.upstream.relayBaseUrl || !config.upstream.eventsBaseUrl;
-  const deps: Deps = {
+  const deps = depsOf({
     config: effective,
     logger,
     metrics,
     store,
-    relay,
-    events,
-    tokens,
-    sandboxed: usesSandbox,
-    defaultCredentials: usesSandbox ? SANDBOX_SEEDS : undefined,
+    upstream: { relay, events, tokens },
     now,
-    webhookUrl: (id) => `${publicUrl.replace(/\/+$/, "")}${ROUTES.webhook}${id}`,
-    bulkClient: (teamId) => slack.bulkClient(teamId),
-    live,
-    onClose(fn) {
-      closers.push(fn);
-    },
-  };
+    slack,
+    engine: () => engine,
+    closers,
+  });
   registerListeners(slack.bolt, deps);
   engine = await startLiveHost(deps, {
     thread: inThread
