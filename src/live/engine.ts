@@ -17,6 +17,7 @@ import {
 import { backoffMs } from "./backoff.ts";
 import { type EngineOptions, engineOptions, type LiveEngineOptions } from "./engine-options.ts";
 import { EventRun } from "./event-run.ts";
+import { HeldCursor } from "./held-cursor.ts";
 import { EventLeases } from "./leases.ts";
 import {
   activeRepo,
@@ -160,10 +161,8 @@ export class LiveEngine {
   };
   /** What this process knows of items the model threw on (refusals.ts). */
   private readonly refusals: Refusals;
-  /** Where the next sweep for held items reads on (set-aside.ts, readableHeld). */
-  private heldAfter: string | undefined;
-  /** Where a sweep the store cut short read from: read from again once, then stepped past. */
-  private heldCutShort: { from: string | undefined } | undefined;
+  /** Where the next sweep for held items reads on, and when it moves (held-cursor.ts). */
+  private readonly heldCursor = new HeldCursor();
   private readonly refusal: RefusalPort<EventRun> = {
     reload: (run) => this.reload(run),
     abandon: (run) => this.abandon(run),
@@ -641,7 +640,7 @@ export class LiveEngine {
    * failure is its own (`held` back-off): its items stay, and its other work goes on.
    */
   private async replayHeld(now: number): Promise<void> {
-    const from = this.heldAfter;
+    const from = this.heldCursor.from;
     const { events, unread, next } = await readableHeld(this.held, from);
     try {
       for (const e of events) {
@@ -661,17 +660,12 @@ export class LiveEngine {
         });
       }
     } catch (err) {
-      // Cut short by the store (forEvent lets only that through): the cursor stays, and the
-      // next sweep reads this page again; cut short again from the same place, it steps past
-      // the page, so that an event whose replay fails the store every time cannot hold back
-      // the records after it.
-      const again = this.heldCutShort !== undefined && this.heldCutShort.from === from;
-      this.heldCutShort = again ? undefined : { from };
-      if (again) this.heldAfter = next;
+      // Cut short by the store (forEvent lets only that through): the next sweep reads this
+      // page again, or past it the second time in a row (held-cursor.ts).
+      this.heldCursor.cutShort(from, next);
       throw err;
     }
-    this.heldCutShort = undefined;
-    this.heldAfter = next;
+    this.heldCursor.handled(next);
   }
 
   /**
