@@ -100,6 +100,11 @@ describe("the shape of src/", () => {
     expect(bad).toEqual([]);
   });
 
+  it("only app.ts imports its phases (a composition root's imports are not walked for circles)", () => {
+    const importers = internal.filter((i) => i.to === "app-phases.ts").map((i) => i.from);
+    expect(importers).toEqual(["app.ts"]);
+  });
+
   it("the top-level parts of src/ import each other in no circle", () => {
     const edges = new Map<string, Set<string>>();
     for (const i of internal) {
