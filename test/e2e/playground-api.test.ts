@@ -83,10 +83,14 @@ describe("playground page API", () => {
   it("runs a slash command signed like Slack; its ephemeral answer is shown to that user only", async () => {
     const r = await call("command", { user: ADMIN, channel: EVENTS, text: "/onair help" });
     expect(r).toMatchObject({ status: 200, body: { status: 200 } });
-    const admin = await state(ADMIN);
-    expect(
-      admin.ephemerals.some((e) => e.channel === EVENTS && /\/onair schedule/.test(e.text)),
-    ).toBe(true);
+    // The answer comes after the ack (through the command's response_url): waited for.
+    await expect
+      .poll(async () =>
+        (await state(ADMIN)).ephemerals.some(
+          (e) => e.channel === EVENTS && /\/onair schedule/.test(e.text),
+        ),
+      )
+      .toBe(true);
     const member = await state(MEMBER);
     expect(member.ephemerals).toEqual([]);
   });
